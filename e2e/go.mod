@@ -1,0 +1,3 @@
+module github.com/trustlayer/trustlayer/e2e
+
+go 1.26.0

@@ -1,0 +1,97 @@
+// Package pg opens a service's PostgreSQL pool and applies its embedded migrations.
+package pg
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"time"
+
+	"github.com/exaring/otelpgx"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+)
+
+// Open returns a connected pool. It fails when the database cannot be reached within ctx, so that a
+// service with a wrong URL stops at start rather than answering 503 forever.
+func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("parse database URL: %w", err)
+	}
+	cfg.ConnConfig.Tracer = otelpgx.NewTracer()
+	// Bounded health checks let the pool notice a database that came back after an outage.
+	cfg.HealthCheckPeriod = 15 * time.Second
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("create pool: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("reach database %s/%s: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Database, err)
+	}
+	return pool, nil
+}
+
+// Ready is a readiness check: the database answers a round trip.
+func Ready(pool *pgxpool.Pool) func(context.Context) error {
+	return func(ctx context.Context) error { return pool.Ping(ctx) }
+}
+
+// MigrationSet is one numbered sequence of SQL migrations (goose format) with its own version table,
+// so that a shared component (the outbox) and the service evolve their tables independently.
+type MigrationSet struct {
+	// Name identifies the set; its version table is "<name>_schema_version".
+	Name string
+	// FS holds the *.sql migrations at its root.
+	FS fs.FS
+}
+
+// migrationLockID is the advisory lock every migration run takes, so that replicas starting together
+// apply each migration once.
+const migrationLockID = 7_311_902_115
+
+// Migrate applies every pending migration of each set, in order, under a PostgreSQL advisory lock.
+func Migrate(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger, sets ...MigrationSet) error {
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	for _, set := range sets {
+		if err := migrateSet(ctx, db, log, set); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func migrateSet(ctx context.Context, db *sql.DB, log *slog.Logger, set MigrationSet) error {
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(migrationLockID))
+	if err != nil {
+		return err
+	}
+	provider, err := goose.NewProvider(goose.DialectPostgres, db, set.FS,
+		goose.WithTableName(set.Name+"_schema_version"),
+		goose.WithSessionLocker(locker),
+		goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return fmt.Errorf("migrations %s: %w", set.Name, err)
+	}
+	results, err := provider.Up(ctx)
+	for _, r := range results {
+		if r.Error == nil {
+			log.Info("migration applied", "set", set.Name, "version", r.Source.Version, "file", r.Source.Path, "duration_ms", r.Duration.Milliseconds())
+		}
+	}
+	if err != nil {
+		var partial *goose.PartialError
+		if errors.As(err, &partial) && partial.Failed != nil {
+			return fmt.Errorf("migration %s %s failed: %w", set.Name, partial.Failed.Source.Path, partial.Err)
+		}
+		return fmt.Errorf("migrations %s: %w", set.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+// Package pgtest gives each test its own fresh PostgreSQL database on the local server, so that test
+// packages run in parallel without seeing each other's rows. The server comes from PGTEST_ADMIN_URL
+// (default postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable); `make test` starts it first.
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// AdminURLVar names the variable holding the URL of a database with CREATEDB rights.
+const AdminURLVar = "PGTEST_ADMIN_URL"
+
+const defaultAdminURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+
+var unsafe = regexp.MustCompile(`[^a-z0-9_]+`)
+
+// NewDatabase creates an empty database named after the test and returns its URL. The database is
+// dropped when the test ends (unless it failed and PGTEST_KEEP is set, to look at what it left).
+func NewDatabase(t testing.TB) string {
+	t.Helper()
+	admin := os.Getenv(AdminURLVar)
+	if admin == "" {
+		admin = defaultAdminURL
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		t.Fatalf("pgtest: connect to %s (is PostgreSQL running? `make deps` starts it): %v", redact(admin), err)
+	}
+	defer conn.Close(context.Background())
+
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	prefix := unsafe.ReplaceAllString(strings.ToLower(t.Name()), "_")
+	if len(prefix) > 40 {
+		prefix = prefix[:40]
+	}
+	name := fmt.Sprintf("t_%s_%s", prefix, hex.EncodeToString(suffix))
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatalf("pgtest: create database %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() && os.Getenv("PGTEST_KEEP") != "" {
+			t.Logf("pgtest: kept database %s", name)
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, admin)
+		if err != nil {
+			t.Logf("pgtest: drop %s: %v", name, err)
+			return
+		}
+		defer c.Close(ctx)
+		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+			t.Logf("pgtest: drop %s: %v", name, err)
+		}
+	})
+	u, err := url.Parse(admin)
+	if err != nil {
+		t.Fatalf("pgtest: %s is not a URL: %v", AdminURLVar, err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "the admin URL"
+	}
+	return u.Redacted()
+}

@@ -1,0 +1,207 @@
+// Package platform is the composition root the three services share: it turns a service's Spec into a
+// running process in the order of STYLE.md (config, telemetry, database + migrations, NATS, servers in
+// an errgroup) and closes everything in reverse on the way out. Each service's own main supplies only
+// its configuration and registers its APIs.
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/trustlayer/trustlayer/pkg/buildinfo"
+	"github.com/trustlayer/trustlayer/pkg/bus"
+	"github.com/trustlayer/trustlayer/pkg/config"
+	"github.com/trustlayer/trustlayer/pkg/gateway"
+	"github.com/trustlayer/trustlayer/pkg/outbox"
+	"github.com/trustlayer/trustlayer/pkg/pg"
+	"github.com/trustlayer/trustlayer/pkg/serve"
+	"github.com/trustlayer/trustlayer/pkg/telemetry"
+)
+
+// Spec describes one service to the platform.
+type Spec struct {
+	// Name is the service name: verification, scoring or ingestion.
+	Name    string
+	Service config.Service
+	NATS    config.NATS
+	// Migrations are applied in order at start (and by the migrate subcommand). The outbox's set is
+	// always applied first.
+	Migrations []pg.MigrationSet
+	// Streams the service publishes to or consumes from; provisioned in the background at start.
+	Streams []jetstream.StreamConfig
+	// Gateway options (forwarded headers, validation style).
+	Gateway []gateway.Option
+}
+
+// Platform is a started service's shared infrastructure.
+type Platform struct {
+	Log     *slog.Logger
+	Pool    *pgxpool.Pool
+	Bus     *bus.Bus
+	Server  *serve.Server
+	spec    Spec
+	loops   []func(context.Context) error
+	closers []func()
+}
+
+// NewLogger returns the JSON logger every service writes to stdout, with trace ids on each line.
+func NewLogger(w io.Writer, level string) *slog.Logger {
+	l, _ := config.ParseLevel(level) // validated with the configuration
+	return slog.New(traceHandler{slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l})})
+}
+
+// Open starts the infrastructure of spec: telemetry, the database (migrated), NATS and the servers'
+// listeners. On error everything opened so far is closed again.
+func Open(ctx context.Context, spec Spec, getenv func(string) string, stdout io.Writer) (_ *Platform, err error) {
+	p := &Platform{spec: spec, Log: NewLogger(stdout, spec.Service.LogLevel).With("service", spec.Name)}
+	defer func() {
+		if err != nil {
+			p.Close()
+		}
+	}()
+	shutdownTelemetry, err := telemetry.Setup(ctx, getenv, spec.Name, buildinfo.Get(spec.Name).Version)
+	if err != nil {
+		return nil, err
+	}
+	p.closers = append(p.closers, func() { _ = shutdownTelemetry(context.Background()) })
+
+	if p.Pool, err = pg.Open(ctx, spec.Service.DatabaseURL); err != nil {
+		return nil, err
+	}
+	p.closers = append(p.closers, p.Pool.Close)
+	if err := pg.Migrate(ctx, p.Pool, p.Log, p.migrationSets()...); err != nil {
+		return nil, err
+	}
+
+	if p.Bus, err = bus.Connect(spec.NATS.URL, spec.NATS.Namespace, spec.Name, p.Log); err != nil {
+		return nil, err
+	}
+	p.closers = append(p.closers, p.Bus.Close)
+
+	p.Server, err = serve.New(serve.Config{
+		Name:            spec.Name,
+		HTTPAddr:        spec.Service.HTTPAddr,
+		GRPCAddr:        spec.Service.GRPCAddr,
+		ShutdownTimeout: spec.Service.ShutdownTimeout,
+		Logger:          p.Log,
+		Readiness:       map[string]serve.Check{"database": pg.Ready(p.Pool)},
+		Gateway:         spec.Gateway,
+	})
+	if err != nil {
+		return nil, err
+	}
+	relay := outbox.NewRelay(p.Pool, p.Bus.JS, p.Bus.Subject, p.Log)
+	p.Go(relay.Run)
+	if len(spec.Streams) > 0 {
+		p.Go(func(ctx context.Context) error { return p.Bus.Provision(ctx, spec.Streams...) })
+	}
+	return p, nil
+}
+
+func (p *Platform) migrationSets() []pg.MigrationSet {
+	return append([]pg.MigrationSet{outbox.Migrations()}, p.spec.Migrations...)
+}
+
+// Go adds a background loop (a consumer, a scheduler) that runs beside the servers until the service
+// stops. A loop that returns an error other than the context's stops the service.
+func (p *Platform) Go(loop func(context.Context) error) {
+	p.loops = append(p.loops, loop)
+}
+
+// Run serves until ctx ends, then drains and returns.
+func (p *Platform) Run(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return p.Server.Run(gctx) })
+	for _, loop := range p.loops {
+		g.Go(func() error {
+			if err := loop(gctx); err != nil && !errors.Is(err, context.Canceled) {
+				return err
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// Close releases what Open acquired, in reverse order.
+func (p *Platform) Close() {
+	for i := len(p.closers) - 1; i >= 0; i-- {
+		p.closers[i]()
+	}
+	p.closers = nil
+}
+
+// Migrate applies spec's migrations and returns: the `migrate` subcommand, for deployments that run
+// migrations as a separate step (a Kubernetes Job) before rolling out replicas.
+func Migrate(ctx context.Context, spec Spec, stdout io.Writer) error {
+	log := NewLogger(stdout, spec.Service.LogLevel).With("service", spec.Name)
+	pool, err := pg.Open(ctx, spec.Service.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	p := &Platform{spec: spec}
+	if err := pg.Migrate(ctx, pool, log, p.migrationSets()...); err != nil {
+		return err
+	}
+	log.Info("migrations up to date")
+	return nil
+}
+
+// Command runs a service binary: no argument (or "serve") serves, "migrate" applies migrations and exits.
+// register adds the service's own APIs and loops to the opened platform.
+func Command(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer, spec Spec, register func(*Platform) error) error {
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd = args[0]
+	}
+	switch cmd {
+	case "migrate":
+		return Migrate(ctx, spec, stdout)
+	case "serve":
+		p, err := Open(ctx, spec, getenv, stdout)
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		if err := register(p); err != nil {
+			return err
+		}
+		return p.Run(ctx)
+	default:
+		return fmt.Errorf("unknown command %q (want serve or migrate)", cmd)
+	}
+}
+
+// LoadSpec reads the shared configuration of the service name from getenv: the service's own variables
+// behind prefix (with the given default listen addresses) and the NATS variables. Every problem is
+// reported, one line each.
+func LoadSpec(getenv func(string) string, name, prefix, httpAddr, grpcAddr string) (Spec, error) {
+	spec := Spec{Name: name, Service: config.Service{HTTPAddr: httpAddr, GRPCAddr: grpcAddr}}
+	var errs []error
+	if err := config.Load(getenv, prefix, &spec.Service); err != nil {
+		errs = append(errs, err)
+	}
+	if err := config.Load(getenv, "", &spec.NATS); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Spec{}, fmt.Errorf("invalid configuration:\n%w", err)
+	}
+	return spec, nil
+}
+
+// ConfigVars lists every environment variable the shared configuration reads for a service with this
+// prefix (deployment files are checked against it).
+func ConfigVars(prefix string) []string {
+	svc, _ := config.Vars(prefix, &config.Service{})
+	nats, _ := config.Vars("", &config.NATS{})
+	return append(append(svc, nats...), telemetry.EndpointVar)
+}

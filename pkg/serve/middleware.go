@@ -1,0 +1,131 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/selector"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/trustlayer/trustlayer/pkg/gateway"
+)
+
+// httpHandler wraps the mux: OpenTelemetry outermost (so the log line can carry the trace id), then
+// the access log, then panic recovery closest to the handlers.
+func (s *Server) httpHandler() http.Handler {
+	h := recoverHTTP(s.log, s.mux)
+	h = logHTTP(s.log, h)
+	return otelhttp.NewHandler(h, s.cfg.Name,
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.URL.Path }))
+}
+
+// statusRecorder remembers the status a handler wrote, for the access log. A few lines by hand: the
+// logging middlewares on offer either predate slog or pull in a router.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += n
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach Flush and deadlines (MCP streams need them).
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func logHTTP(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		level := slog.LevelInfo
+		if rec.status >= 500 {
+			level = slog.LevelError
+		}
+		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == "/health" {
+			level = slog.LevelDebug // probes arrive every few seconds and would drown the log
+		}
+		// The query string is left out: it can carry tokens and identifiers.
+		log.Log(r.Context(), level, "http request",
+			"method", r.Method, "path", r.URL.Path, "status", rec.status, "bytes", rec.bytes,
+			"duration_ms", time.Since(start).Milliseconds(), "request_id", r.Header.Get("X-Request-Id"))
+	})
+}
+
+func recoverHTTP(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			p := recover()
+			if p == nil {
+				return
+			}
+			if p == http.ErrAbortHandler {
+				panic(p) // net/http's own signal to drop the connection
+			}
+			log.ErrorContext(r.Context(), "panic in HTTP handler", "path", r.URL.Path, "panic", fmt.Sprint(p))
+			gateway.WriteJSON(w, http.StatusInternalServerError, map[string]any{"detail": "Internal Server Error"})
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// logUnary logs direct gRPC calls. Calls from the service's own gateway are skipped: the HTTP access
+// log already has them, with the status the client saw.
+func logUnary(log *slog.Logger) grpc.UnaryServerInterceptor {
+	logger := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
+		log.Log(ctx, slog.Level(lvl), msg, fields...)
+	})
+	notFromGateway := selector.MatchFunc(func(ctx context.Context, _ interceptors.CallMeta) bool {
+		md, _ := metadata.FromIncomingContext(ctx)
+		return len(md.Get("x-forwarded-host")) == 0 && len(md.Get("grpcgateway-user-agent")) == 0
+	})
+	return selector.UnaryServerInterceptor(
+		logging.UnaryServerInterceptor(logger, logging.WithLogOnEvents(logging.FinishCall)),
+		notFromGateway)
+}
+
+// mapErrorsUnary is the one place where a handler's error becomes what a caller sees: errors that
+// already carry a gRPC status (including apierror.Error) pass unchanged; a cancelled caller gets
+// Canceled; anything else is logged and becomes a bare Internal, so no internal cause leaks.
+func mapErrorsUnary(log *slog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		resp, err := handler(ctx, req)
+		if err == nil {
+			return resp, nil
+		}
+		var withStatus interface{ GRPCStatus() *status.Status }
+		switch {
+		case errors.As(err, &withStatus):
+			return resp, err
+		case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+			return nil, status.Error(codes.Canceled, "request cancelled")
+		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+			return nil, status.Error(codes.DeadlineExceeded, "deadline exceeded")
+		}
+		log.ErrorContext(ctx, "handler failed", "method", info.FullMethod, "error", err)
+		return nil, status.Error(codes.Internal, "internal error")
+	}
+}

@@ -1,0 +1,232 @@
+// Package serve is the server bootstrap every service shares: one gRPC listener and one HTTP listener
+// (grpc-gateway JSON plus plain handlers), interceptors for panic recovery, logging, OpenTelemetry and
+// error mapping, the probes, the gRPC health service, and a graceful shutdown that drains in-flight
+// requests.
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+
+	"github.com/trustlayer/trustlayer/pkg/buildinfo"
+	"github.com/trustlayer/trustlayer/pkg/gateway"
+	platformv1 "github.com/trustlayer/trustlayer/proto/platform/v1"
+)
+
+// Check reports whether one dependency the service needs to answer requests is usable.
+type Check func(context.Context) error
+
+// Config describes one service's servers.
+type Config struct {
+	// Name is the service name, used in logs, traces and GET /v1/build.
+	Name     string
+	HTTPAddr string
+	GRPCAddr string
+	// ShutdownTimeout bounds how long in-flight requests may drain after the context ends.
+	ShutdownTimeout time.Duration
+	Logger          *slog.Logger
+	// Readiness checks, by name, behind GET /readyz and the gRPC health service. /healthz only says
+	// the process serves.
+	Readiness map[string]Check
+	// Gateway configures the JSON gateway (headers to forward, validation style).
+	Gateway []gateway.Option
+}
+
+// Server owns a service's listeners until Run returns.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	grpc     *grpc.Server
+	health   *health.Server
+	gateway  *runtime.ServeMux
+	mux      *http.ServeMux
+	conn     *grpc.ClientConn
+	httpLn   net.Listener
+	grpcLn   net.Listener
+	ctx      context.Context
+	register []func() error
+}
+
+// New opens both listeners (so an address ":0" is resolved before Run) and builds the servers. The
+// caller registers its services, then calls Run.
+func New(cfg Config) (*Server, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = 20 * time.Second
+	}
+	grpcLn, err := net.Listen("tcp", cfg.GRPCAddr)
+	if err != nil {
+		return nil, fmt.Errorf("listen gRPC on %s: %w", cfg.GRPCAddr, err)
+	}
+	httpLn, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		_ = grpcLn.Close()
+		return nil, fmt.Errorf("listen HTTP on %s: %w", cfg.HTTPAddr, err)
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, grpcLn: grpcLn, httpLn: httpLn, mux: http.NewServeMux(), ctx: context.Background()}
+
+	s.grpc = grpc.NewServer(
+		grpc.StatsHandler(otelgrpc.NewServerHandler()),
+		grpc.ChainUnaryInterceptor(
+			logUnary(s.log),
+			mapErrorsUnary(s.log),
+			recovery.UnaryServerInterceptor(recovery.WithRecoveryHandlerContext(s.recovered)),
+		),
+		grpc.ChainStreamInterceptor(
+			recovery.StreamServerInterceptor(recovery.WithRecoveryHandlerContext(s.recovered)),
+		),
+	)
+	s.health = health.NewServer()
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	reflection.Register(s.grpc)
+
+	// The gateway calls the gRPC server over its own listener, so every JSON request passes the same
+	// interceptors, metadata handling and error mapping as a gRPC caller's.
+	s.conn, err = grpc.NewClient(grpcLn.Addr().String(),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithStatsHandler(otelgrpc.NewClientHandler()))
+	if err != nil {
+		_ = grpcLn.Close()
+		_ = httpLn.Close()
+		return nil, fmt.Errorf("dial own gRPC listener: %w", err)
+	}
+	s.gateway = gateway.NewServeMux(append([]gateway.Option{gateway.WithLogger(s.log)}, cfg.Gateway...)...)
+
+	s.mux.HandleFunc("GET /healthz", s.serveHealthz)
+	s.mux.HandleFunc("GET /readyz", s.serveReadyz)
+	s.mux.Handle("/", s.gateway)
+	if err := s.Register(&platformv1.BuildService_ServiceDesc, buildinfo.NewServer(cfg.Name), platformv1.RegisterBuildServiceHandler); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// GatewayRegistrar is the signature of the generated Register<Service>Handler functions.
+type GatewayRegistrar func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error
+
+// Register serves impl over gRPC and, when gw is not nil, its HTTP rules through the JSON gateway.
+func (s *Server) Register(desc *grpc.ServiceDesc, impl any, gw GatewayRegistrar) error {
+	s.grpc.RegisterService(desc, impl)
+	if gw == nil {
+		return nil
+	}
+	if err := gw(s.ctx, s.gateway, s.conn); err != nil {
+		return fmt.Errorf("register %s on the gateway: %w", desc.ServiceName, err)
+	}
+	return nil
+}
+
+// Handle serves a plain net/http handler (HTML pages, Prometheus text, MCP, OAuth, .well-known
+// documents) beside the gateway. Patterns follow net/http.ServeMux.
+func (s *Server) Handle(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, h)
+}
+
+// LivenessHandler answers like GET /healthz, for services whose spec names another liveness path.
+func (s *Server) LivenessHandler() http.Handler { return http.HandlerFunc(s.serveHealthz) }
+
+// HTTPAddr is the address the HTTP listener is bound to.
+func (s *Server) HTTPAddr() string { return s.httpLn.Addr().String() }
+
+// GRPCAddr is the address the gRPC listener is bound to.
+func (s *Server) GRPCAddr() string { return s.grpcLn.Addr().String() }
+
+// Run serves until ctx ends, then stops accepting, lets in-flight requests finish (up to
+// ShutdownTimeout) and returns. A listener failure ends Run with that error.
+func (s *Server) Run(ctx context.Context) error {
+	defer s.conn.Close()
+	httpServer := &http.Server{
+		Handler:           s.httpHandler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := s.grpc.Serve(s.grpcLn); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			return fmt.Errorf("gRPC server: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		if err := httpServer.Serve(s.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("HTTP server: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		s.watchReadiness(gctx)
+		return nil
+	})
+	g.Go(func() error {
+		<-gctx.Done()
+		s.log.Info("shutting down", "drain_timeout", s.cfg.ShutdownTimeout.String())
+		s.health.Shutdown()
+		drainCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+		defer cancel()
+		// HTTP first: gateway requests in flight still need the gRPC server to answer them.
+		if err := httpServer.Shutdown(drainCtx); err != nil {
+			s.log.Warn("HTTP drain cut short", "error", err)
+			_ = httpServer.Close()
+		}
+		stopped := make(chan struct{})
+		go func() { s.grpc.GracefulStop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-drainCtx.Done():
+			s.log.Warn("gRPC drain cut short")
+			s.grpc.Stop()
+		}
+		return nil
+	})
+	s.log.Info("serving", "http", s.HTTPAddr(), "grpc", s.GRPCAddr())
+	return g.Wait()
+}
+
+// watchReadiness keeps the gRPC health status in step with the readiness checks, so that gRPC probes
+// and GET /readyz agree.
+func (s *Server) watchReadiness(ctx context.Context) {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			st := healthpb.HealthCheckResponse_SERVING
+			if _, ok := s.ready(ctx); !ok {
+				st = healthpb.HealthCheckResponse_NOT_SERVING
+			}
+			if ctx.Err() == nil {
+				s.health.SetServingStatus("", st)
+			}
+		}
+	}
+}
+
+func (s *Server) recovered(ctx context.Context, p any) error {
+	// The panic value may hold request data; the stack is for operators, never for the client.
+	s.log.ErrorContext(ctx, "panic in gRPC handler", "panic", fmt.Sprint(p))
+	return status.Error(codes.Internal, "internal error")
+}

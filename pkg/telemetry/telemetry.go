@@ -1,0 +1,55 @@
+// Package telemetry sets up OpenTelemetry tracing and metrics for a service. With
+// OTEL_EXPORTER_OTLP_ENDPOINT set, spans and metrics are exported over OTLP/gRPC (the exporters read the
+// standard OTEL_EXPORTER_OTLP_* variables themselves); without it, nothing is exported, but trace
+// context still propagates across HTTP, gRPC and NATS so that logs carry trace ids.
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+)
+
+// EndpointVar is the standard variable that turns exporting on.
+const EndpointVar = "OTEL_EXPORTER_OTLP_ENDPOINT"
+
+// Setup installs the global tracer and meter providers and the W3C propagators. The returned function
+// flushes and stops them; call it on shutdown.
+func Setup(ctx context.Context, getenv func(string) string, service, version string) (func(context.Context) error, error) {
+	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	res, err := resource.Merge(resource.Default(), resource.NewWithAttributes(semconv.SchemaURL,
+		semconv.ServiceName(service), semconv.ServiceVersion(version)))
+	if err != nil {
+		return nil, fmt.Errorf("telemetry resource: %w", err)
+	}
+	traceOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+	meterOpts := []sdkmetric.Option{sdkmetric.WithResource(res)}
+	if getenv(EndpointVar) != "" {
+		traces, err := otlptracegrpc.New(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("OTLP trace exporter: %w", err)
+		}
+		metrics, err := otlpmetricgrpc.New(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("OTLP metric exporter: %w", err)
+		}
+		traceOpts = append(traceOpts, sdktrace.WithBatcher(traces))
+		meterOpts = append(meterOpts, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metrics)))
+	}
+	tp := sdktrace.NewTracerProvider(traceOpts...)
+	mp := sdkmetric.NewMeterProvider(meterOpts...)
+	otel.SetTracerProvider(tp)
+	otel.SetMeterProvider(mp)
+	return func(ctx context.Context) error {
+		return errors.Join(tp.Shutdown(ctx), mp.Shutdown(ctx))
+	}, nil
+}

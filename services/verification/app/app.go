@@ -1,0 +1,49 @@
+// Package app is the verification service's composition root: its configuration, its part of the shared
+// platform, and the APIs it registers. cmd/verification runs it; end-to-end tests start it in-process.
+package app
+
+import (
+	"context"
+	"io"
+
+	"github.com/trustlayer/trustlayer/pkg/bus"
+	"github.com/trustlayer/trustlayer/pkg/gateway"
+	"github.com/trustlayer/trustlayer/pkg/platform"
+)
+
+const (
+	// Name is the service name in logs, traces and GET /v1/build.
+	Name = "verification"
+	// EnvPrefix starts the name of every variable of this service.
+	EnvPrefix = "VERIFICATION_"
+)
+
+// LoadSpec reads the service's configuration from getenv (defaults: HTTP :8081, gRPC :9091).
+func LoadSpec(getenv func(string) string) (platform.Spec, error) {
+	spec, err := platform.LoadSpec(getenv, Name, EnvPrefix, ":8081", ":9091")
+	if err != nil {
+		return spec, err
+	}
+	spec.Streams = append(spec.Streams, bus.IntelChanges, bus.WebhookDeliveries)
+	spec.Gateway = append(spec.Gateway,
+		gateway.WithValidationStyle(gateway.FastAPI),
+		gateway.WithIncomingHeaders("X-Admin-Token"))
+	return spec, nil
+}
+
+// ConfigVars lists every environment variable the service reads.
+func ConfigVars() []string { return platform.ConfigVars(EnvPrefix) }
+
+// Register adds the service's APIs to an opened platform.
+func Register(p *platform.Platform) error {
+	return nil
+}
+
+// Main runs the service binary with its arguments ("serve" by default, or "migrate").
+func Main(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	spec, err := LoadSpec(getenv)
+	if err != nil {
+		return err
+	}
+	return platform.Command(ctx, args, getenv, stdout, spec, Register)
+}
