@@ -13,5 +13,7 @@ func WriteJSON(w http.ResponseWriter, status int, body any) {
 	if status == http.StatusNoContent {
 		return
 	}
-	_ = json.NewEncoder(w).Encode(body)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // bodies are JSON for API clients, never inlined into HTML
+	_ = enc.Encode(body)
 }

@@ -1,0 +1,212 @@
+package outbox_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/trustlayer/trustlayer/pkg/bus"
+	"github.com/trustlayer/trustlayer/pkg/natstest"
+	"github.com/trustlayer/trustlayer/pkg/outbox"
+	"github.com/trustlayer/trustlayer/pkg/pg"
+	"github.com/trustlayer/trustlayer/pkg/pgtest"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+var testStream = jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"test.>"}, Duplicates: time.Minute}
+
+func migratedPool(t *testing.T) *pgxpool.Pool {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := pg.Open(ctx, pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if err := pg.Migrate(ctx, pool, quiet, outbox.Migrations()); err != nil {
+		t.Fatal(err)
+	}
+	return pool
+}
+
+// enqueue writes one event in its own transaction, as a use case would with its state change.
+func enqueue(t *testing.T, pool *pgxpool.Pool, i int) uuid.UUID {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := outbox.Enqueue(ctx, tx, outbox.Event{Subject: "test.created", Payload: []byte(fmt.Sprintf("event-%d", i))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// streamIDs returns the Nats-Msg-Id of every message in the stream, in stream order.
+func streamIDs(t *testing.T, s jetstream.Stream) []string {
+	t.Helper()
+	ctx := context.Background()
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
+		m, err := s.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, m.Header.Get(jetstream.MsgIDHeader))
+	}
+	return ids
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestNoEventIsLostWhileNATSIsDown(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pool := migratedPool(t)
+	srv := natstest.Start(t)
+	b, err := bus.Connect(srv.URL(), "", "outbox-test", quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	stream, err := b.EnsureStream(ctx, testStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	relay := outbox.NewRelay(pool, b.JS, b.Subject, quiet, outbox.WithPollInterval(20*time.Millisecond), outbox.WithBatchSize(7))
+	done := make(chan error, 1)
+	go func() { done <- relay.Run(ctx) }()
+
+	var want []string
+	for i := range 5 {
+		want = append(want, enqueue(t, pool, i).String())
+	}
+	waitFor(t, "the first events to be relayed", func() bool { return len(streamIDs(t, stream)) == 5 })
+
+	srv.Stop()
+	for i := 5; i < 30; i++ { // written while NATS is down
+		want = append(want, enqueue(t, pool, i).String())
+	}
+	var pendingWhileDown int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM outbox WHERE published_at IS NULL").Scan(&pendingWhileDown); err != nil {
+		t.Fatal(err)
+	}
+	if pendingWhileDown != 25 {
+		t.Fatalf("pending while NATS is down: got %d, want 25", pendingWhileDown)
+	}
+
+	srv.Restart()
+	waitFor(t, "NATS to come back", func() bool {
+		stream, err = b.JS.Stream(ctx, testStream.Name)
+		return err == nil
+	})
+	waitFor(t, "every event to be relayed", func() bool {
+		var pending int
+		_ = pool.QueryRow(ctx, "SELECT count(*) FROM outbox WHERE published_at IS NULL").Scan(&pending)
+		return pending == 0
+	})
+	got := streamIDs(t, stream)
+	if len(got) != len(want) {
+		t.Fatalf("stream holds %d messages, want %d (none lost, none doubled)", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("message %d: got id %s, want %s (order kept)", i, got[i], want[i])
+		}
+	}
+	cancel()
+	<-done
+}
+
+func TestRepublishIsDroppedByMsgID(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := migratedPool(t)
+	b, err := bus.Connect(natstest.URL(), natstest.Namespace(t), "outbox-test", quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	stream, err := b.EnsureStream(ctx, testStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.JS.DeleteStream(context.Background(), b.StreamName(testStream.Name)) })
+	relay := outbox.NewRelay(pool, b.JS, b.Subject, quiet)
+
+	id := enqueue(t, pool, 1)
+	if n, err := relay.RelayOnce(ctx); n != 1 || err != nil {
+		t.Fatalf("RelayOnce: got %d %v, want 1 nil", n, err)
+	}
+	// A relay that crashed between publish and commit leaves the row pending: simulate it.
+	if _, err := pool.Exec(ctx, "UPDATE outbox SET published_at = NULL WHERE id = $1", id); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := relay.RelayOnce(ctx); n != 1 || err != nil {
+		t.Fatalf("second RelayOnce: got %d %v, want 1 nil", n, err)
+	}
+	if got := streamIDs(t, stream); len(got) != 1 || got[0] != id.String() {
+		t.Fatalf("stream: got %v, want exactly [%s]", got, id)
+	}
+	msg, err := stream.GetMsg(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg.Subject != b.Subject("test.created") {
+		t.Errorf("subject: got %s, want it inside the namespace", msg.Subject)
+	}
+}
+
+func TestRolledBackEventIsNeverPublished(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := migratedPool(t)
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := outbox.Enqueue(ctx, tx, outbox.Event{Subject: "test.created", Payload: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM outbox").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("outbox rows after rollback: got %d (%v), want 0", n, err)
+	}
+}
+
+func TestEnqueueRejectsEventWithoutSubject(t *testing.T) {
+	t.Parallel()
+	if _, err := outbox.Enqueue(context.Background(), nil, outbox.Event{}); err == nil {
+		t.Fatal("got nil, want an error")
+	}
+}
