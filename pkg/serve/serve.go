@@ -51,17 +51,16 @@ type Config struct {
 
 // Server owns a service's listeners until Run returns.
 type Server struct {
-	cfg      Config
-	log      *slog.Logger
-	grpc     *grpc.Server
-	health   *health.Server
-	gateway  *runtime.ServeMux
-	mux      *http.ServeMux
-	conn     *grpc.ClientConn
-	httpLn   net.Listener
-	grpcLn   net.Listener
-	ctx      context.Context
-	register []func() error
+	cfg     Config
+	log     *slog.Logger
+	grpc    *grpc.Server
+	health  *health.Server
+	gateway *runtime.ServeMux
+	mux     *http.ServeMux
+	conn    *grpc.ClientConn
+	httpLn  net.Listener
+	grpcLn  net.Listener
+	ctx     context.Context
 }
 
 // New opens both listeners (so an address ":0" is resolved before Run) and builds the servers. The
