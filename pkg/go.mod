@@ -60,3 +60,5 @@ require (
 )
 
 replace github.com/trustlayer/trustlayer/proto => ../proto
+
+tool github.com/nats-io/nats-server/v2
