@@ -9,6 +9,7 @@ require (
 	github.com/trustlayer/trustlayer/services/scoring v0.0.0
 	github.com/trustlayer/trustlayer/services/verification v0.0.0
 	google.golang.org/grpc v1.85.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
