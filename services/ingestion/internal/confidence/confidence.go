@@ -1,0 +1,180 @@
+// Package confidence scores an extracted fact deterministically and decides its change event's status.
+//
+// Confidence is a weighted sum of seven components, each in [0, 1]; the weights sum to 1:
+//
+//	component           weight  value
+//	evidence_verified    0.25   1 when the quote was found in the side it cites, else 0
+//	evidence_side        0.10   1 when that side fits the change: additions quote the current version,
+//	                            removals the previous one; 0.5 for changes with no direction; else 0
+//	code_cross_check     0.20   agreement of the fact's affected_codes with the code differences computed
+//	                            independently from the same diff: 1.0 for full agreement, 0.0 as soon as
+//	                            one code is mismatched (Document 3); a fact without codes scores 1.0
+//	rule_strength        0.15   how specific the extraction rule is: structural changes (codes, dates)
+//	                            1.0, prior authorization 0.9, coverage 0.8, criteria 0.6
+//	section_attribution  0.10   1 when the evidence lies under a named section heading, else 0.5
+//	source_health        0.10   1 for a healthy source, 0.5 for a new or degraded one
+//	quote_quality        0.10   1 for a quote of 20 to 600 characters, 0.5 for a shorter or longer one
+//
+// A change event is AUTO_PUBLISHED at or above the auto-publish level, REJECTED below the review level,
+// and PENDING_REVIEW in between; a fact without verified evidence is NO_VERIFIABLE_EVIDENCE whatever
+// its score, since only verified evidence may publish.
+package confidence
+
+import (
+	"math"
+	"slices"
+)
+
+// Weights of the seven components, by name.
+var Weights = map[string]float64{
+	"evidence_verified":   0.25,
+	"evidence_side":       0.10,
+	"code_cross_check":    0.20,
+	"rule_strength":       0.15,
+	"section_attribution": 0.10,
+	"source_health":       0.10,
+	"quote_quality":       0.10,
+}
+
+var componentOrder = []string{"evidence_verified", "evidence_side", "code_cross_check", "rule_strength",
+	"section_attribution", "source_health", "quote_quality"}
+
+// Statuses of a change event.
+const (
+	AutoPublished        = "AUTO_PUBLISHED"
+	PendingReview        = "PENDING_REVIEW"
+	Rejected             = "REJECTED"
+	NoVerifiableEvidence = "NO_VERIFIABLE_EVIDENCE"
+)
+
+// Input is what the components are computed from.
+type Input struct {
+	ChangeType       string
+	EvidenceVerified bool
+	// EvidenceSide is "current" or "previous": where the quote was found.
+	EvidenceSide  string
+	AffectedCodes []string
+	// CodesAdded and CodesRemoved are the code differences computed independently from the same diff.
+	CodesAdded   []string
+	CodesRemoved []string
+	Section      string
+	SourceHealth string
+	Quote        string
+}
+
+// Score returns the confidence (rounded to 4 decimals, as stored) and its components.
+func Score(in Input) (float64, map[string]float64) {
+	c := map[string]float64{
+		"evidence_verified":   b2f(in.EvidenceVerified),
+		"evidence_side":       sideFit(in.ChangeType, in.EvidenceSide, in.EvidenceVerified),
+		"code_cross_check":    codeAgreement(in),
+		"rule_strength":       ruleStrength(in.ChangeType),
+		"section_attribution": 0.5,
+		"source_health":       0.5,
+		"quote_quality":       0.5,
+	}
+	if in.Section != "" {
+		c["section_attribution"] = 1
+	}
+	if in.SourceHealth == "HEALTHY" {
+		c["source_health"] = 1
+	}
+	if n := len([]rune(in.Quote)); n >= 20 && n <= 600 {
+		c["quote_quality"] = 1
+	}
+	total := 0.0
+	for _, name := range componentOrder { // a fixed order keeps the float sum identical run to run
+		total += Weights[name] * c[name]
+	}
+	return math.Round(total*10000) / 10000, c
+}
+
+// Thresholds are the two levels that decide a status.
+type Thresholds struct {
+	AutoPublish float64
+	Review      float64
+	// Scope is the row that applied: "source_type", "type" or "global".
+	Scope string
+}
+
+// GlobalDefault applies when no stored threshold matches (Document 3: 0.85 auto-publish, 0.6 review).
+var GlobalDefault = Thresholds{AutoPublish: 0.85, Review: 0.6, Scope: "global"}
+
+// Decide returns the change event's status.
+func Decide(confidence float64, verified bool, t Thresholds) string {
+	switch {
+	case !verified:
+		return NoVerifiableEvidence
+	case confidence >= t.AutoPublish:
+		return AutoPublished
+	case confidence < t.Review:
+		return Rejected
+	default:
+		return PendingReview
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func direction(changeType string) string {
+	switch changeType {
+	case "coverage_added", "prior_auth_added", "code_added":
+		return "current"
+	case "coverage_removed", "prior_auth_removed", "code_removed":
+		return "previous"
+	}
+	return ""
+}
+
+func sideFit(changeType, side string, verified bool) float64 {
+	if !verified {
+		return 0
+	}
+	want := direction(changeType)
+	switch {
+	case want == "":
+		return 0.5
+	case want == side:
+		return 1
+	default:
+		return 0
+	}
+}
+
+func codeAgreement(in Input) float64 {
+	if len(in.AffectedCodes) == 0 {
+		return 1
+	}
+	var diff []string
+	switch direction(in.ChangeType) {
+	case "current":
+		diff = in.CodesAdded
+	case "previous":
+		diff = in.CodesRemoved
+	default:
+		diff = append(slices.Clone(in.CodesAdded), in.CodesRemoved...)
+	}
+	for _, code := range in.AffectedCodes {
+		if !slices.Contains(diff, code) {
+			return 0
+		}
+	}
+	return 1
+}
+
+func ruleStrength(changeType string) float64 {
+	switch changeType {
+	case "code_added", "code_removed", "effective_date_changed":
+		return 1
+	case "prior_auth_added", "prior_auth_removed":
+		return 0.9
+	case "coverage_added", "coverage_removed":
+		return 0.8
+	}
+	return 0.6
+}
