@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
 
 	"github.com/trustlayer/trustlayer/pkg/buildinfo"
 	"github.com/trustlayer/trustlayer/pkg/bus"
@@ -38,6 +39,8 @@ type Spec struct {
 	Streams []jetstream.StreamConfig
 	// Gateway options (forwarded headers, validation style).
 	Gateway []gateway.Option
+	// Unary are the service's own gRPC interceptors (authentication).
+	Unary []grpc.UnaryServerInterceptor
 }
 
 // Platform is a started service's shared infrastructure.
@@ -93,6 +96,7 @@ func Open(ctx context.Context, spec Spec, getenv func(string) string, stdout io.
 		Logger:          p.Log,
 		Readiness:       map[string]serve.Check{"database": pg.Ready(p.Pool)},
 		Gateway:         spec.Gateway,
+		Unary:           spec.Unary,
 	})
 	if err != nil {
 		return nil, err

@@ -47,6 +47,8 @@ type Config struct {
 	Readiness map[string]Check
 	// Gateway configures the JSON gateway (headers to forward, validation style).
 	Gateway []gateway.Option
+	// Unary interceptors the service adds (authentication), run after logging and error mapping.
+	Unary []grpc.UnaryServerInterceptor
 }
 
 // Server owns a service's listeners until Run returns.
@@ -85,11 +87,11 @@ func New(cfg Config) (*Server, error) {
 
 	s.grpc = grpc.NewServer(
 		grpc.StatsHandler(otelgrpc.NewServerHandler()),
-		grpc.ChainUnaryInterceptor(
+		grpc.ChainUnaryInterceptor(append([]grpc.UnaryServerInterceptor{
 			logUnary(s.log),
 			mapErrorsUnary(s.log),
 			recovery.UnaryServerInterceptor(recovery.WithRecoveryHandlerContext(s.recovered)),
-		),
+		}, cfg.Unary...)...),
 		grpc.ChainStreamInterceptor(
 			recovery.StreamServerInterceptor(recovery.WithRecoveryHandlerContext(s.recovered)),
 		),
