@@ -23,16 +23,39 @@ import (
 
 // service is one service's entry points, as its cmd uses them.
 type service struct {
-	name     string
-	prefix   string
-	loadSpec func(func(string) string) (platform.Spec, error)
-	register func(*platform.Platform) error
+	name   string
+	prefix string
+	// open loads the configuration, opens the platform and registers the service's APIs.
+	open func(ctx context.Context, getenv func(string) string) (*platform.Platform, platform.Spec, error)
+}
+
+// opener adapts a service's LoadConfig and Register.
+func opener[C any](load func(func(string) string) (C, error), spec func(C) platform.Spec,
+	register func(context.Context, C, *platform.Platform) error) func(context.Context, func(string) string) (*platform.Platform, platform.Spec, error) {
+	return func(ctx context.Context, getenv func(string) string) (*platform.Platform, platform.Spec, error) {
+		cfg, err := load(getenv)
+		if err != nil {
+			return nil, platform.Spec{}, err
+		}
+		p, err := platform.Open(ctx, spec(cfg), getenv, io.Discard)
+		if err != nil {
+			return nil, platform.Spec{}, err
+		}
+		if err := register(ctx, cfg, p); err != nil {
+			p.Close()
+			return nil, platform.Spec{}, err
+		}
+		return p, spec(cfg), nil
+	}
 }
 
 var services = []service{
-	{verification.Name, verification.EnvPrefix, verification.LoadSpec, verification.Register},
-	{scoring.Name, scoring.EnvPrefix, scoring.LoadSpec, scoring.Register},
-	{ingestion.Name, ingestion.EnvPrefix, ingestion.LoadSpec, ingestion.Register},
+	{verification.Name, verification.EnvPrefix, opener(verification.LoadConfig,
+		func(c verification.Config) platform.Spec { return c.Spec }, verification.Register)},
+	{scoring.Name, scoring.EnvPrefix, opener(scoring.LoadConfig,
+		func(c scoring.Config) platform.Spec { return c.Spec }, scoring.Register)},
+	{ingestion.Name, ingestion.EnvPrefix, opener(ingestion.LoadConfig,
+		func(c ingestion.Config) platform.Spec { return c.Spec }, ingestion.Register)},
 }
 
 type running struct {
@@ -55,20 +78,14 @@ func startStack(t *testing.T) []running {
 			s.prefix + "ADMIN_TOKEN":  "e2e-admin-token-0123456789",
 			s.prefix + "HTTP_ADDR":    "127.0.0.1:0",
 			s.prefix + "GRPC_ADDR":    "127.0.0.1:0",
+			s.prefix + "BLOB_URL":     "file://" + t.TempDir() + "?create_dir=1",
 			"NATS_URL":                natstest.URL(),
 			"NATS_NAMESPACE":          namespace,
 		}
 		getenv := func(k string) string { return env[k] }
-		spec, err := s.loadSpec(getenv)
+		p, spec, err := s.open(ctx, getenv)
 		if err != nil {
 			t.Fatalf("%s: %v", s.name, err)
-		}
-		p, err := platform.Open(ctx, spec, getenv, io.Discard)
-		if err != nil {
-			t.Fatalf("%s: open: %v", s.name, err)
-		}
-		if err := s.register(p); err != nil {
-			t.Fatalf("%s: register: %v", s.name, err)
 		}
 		done := make(chan error, 1)
 		go func() { done <- p.Run(ctx); p.Close() }()

@@ -134,6 +134,11 @@ func (p *Platform) Run(ctx context.Context) error {
 	return g.Wait()
 }
 
+// OnClose adds a release step that Close runs before releasing the platform's own resources.
+func (p *Platform) OnClose(fn func()) {
+	p.closers = append(p.closers, fn)
+}
+
 // Close releases what Open acquired, in reverse order.
 func (p *Platform) Close() {
 	for i := len(p.closers) - 1; i >= 0; i-- {
@@ -185,13 +190,18 @@ func Command(ctx context.Context, args []string, getenv func(string) string, std
 }
 
 // LoadSpec reads the shared configuration of the service name from getenv: the service's own variables
-// behind prefix (with the given default listen addresses) and the NATS variables. Every problem is
-// reported, one line each.
-func LoadSpec(getenv func(string) string, name, prefix, httpAddr, grpcAddr string) (Spec, error) {
+// behind prefix (with the given default listen addresses), the NATS variables, and each of extras (the
+// service's own settings structs, read behind prefix too). Every problem is reported, one line each.
+func LoadSpec(getenv func(string) string, name, prefix, httpAddr, grpcAddr string, extras ...any) (Spec, error) {
 	spec := Spec{Name: name, Service: config.Service{HTTPAddr: httpAddr, GRPCAddr: grpcAddr}}
 	var errs []error
 	if err := config.Load(getenv, prefix, &spec.Service); err != nil {
 		errs = append(errs, err)
+	}
+	for _, extra := range extras {
+		if err := config.Load(getenv, prefix, extra); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := config.Load(getenv, "", &spec.NATS); err != nil {
 		errs = append(errs, err)
@@ -202,10 +212,15 @@ func LoadSpec(getenv func(string) string, name, prefix, httpAddr, grpcAddr strin
 	return spec, nil
 }
 
-// ConfigVars lists every environment variable the shared configuration reads for a service with this
-// prefix (deployment files are checked against it).
-func ConfigVars(prefix string) []string {
-	svc, _ := config.Vars(prefix, &config.Service{})
+// ConfigVars lists every environment variable a service with this prefix reads: the shared ones and
+// those of its extras (deployment files are checked against it).
+func ConfigVars(prefix string, extras ...any) []string {
+	vars, _ := config.Vars(prefix, &config.Service{})
 	nats, _ := config.Vars("", &config.NATS{})
-	return append(append(svc, nats...), telemetry.EndpointVar)
+	vars = append(append(vars, nats...), telemetry.EndpointVar)
+	for _, extra := range extras {
+		own, _ := config.Vars(prefix, extra)
+		vars = append(vars, own...)
+	}
+	return vars
 }

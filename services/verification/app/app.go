@@ -18,32 +18,39 @@ const (
 	EnvPrefix = "VERIFICATION_"
 )
 
-// LoadSpec reads the service's configuration from getenv (defaults: HTTP :8081, gRPC :9091).
-func LoadSpec(getenv func(string) string) (platform.Spec, error) {
+// Config is the whole configuration of the service.
+type Config struct {
+	Spec platform.Spec
+}
+
+// LoadConfig reads the service's configuration from getenv (defaults: HTTP :8081, gRPC :9091).
+func LoadConfig(getenv func(string) string) (Config, error) {
 	spec, err := platform.LoadSpec(getenv, Name, EnvPrefix, ":8081", ":9091")
 	if err != nil {
-		return spec, err
+		return Config{}, err
 	}
 	spec.Streams = append(spec.Streams, bus.IntelChanges, bus.WebhookDeliveries)
 	spec.Gateway = append(spec.Gateway,
 		gateway.WithValidationStyle(gateway.FastAPI),
 		gateway.WithIncomingHeaders("X-Admin-Token"))
-	return spec, nil
+	return Config{Spec: spec}, nil
 }
 
 // ConfigVars lists every environment variable the service reads.
 func ConfigVars() []string { return platform.ConfigVars(EnvPrefix) }
 
 // Register adds the service's APIs to an opened platform.
-func Register(p *platform.Platform) error {
+func Register(_ context.Context, _ Config, p *platform.Platform) error {
 	return nil
 }
 
 // Main runs the service binary with its arguments ("serve" by default, or "migrate").
 func Main(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	spec, err := LoadSpec(getenv)
+	cfg, err := LoadConfig(getenv)
 	if err != nil {
 		return err
 	}
-	return platform.Command(ctx, args, getenv, stdout, spec, Register)
+	return platform.Command(ctx, args, getenv, stdout, cfg.Spec, func(p *platform.Platform) error {
+		return Register(ctx, cfg, p)
+	})
 }
