@@ -3,7 +3,9 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -88,11 +90,11 @@ func NewServeMux(opts ...Option) *runtime.ServeMux {
 	for _, opt := range opts {
 		opt(o)
 	}
-	marshaler := &runtime.HTTPBodyMarshaler{Marshaler: &runtime.JSONPb{
+	marshaler := &runtime.HTTPBodyMarshaler{Marshaler: compactJSON{&runtime.JSONPb{
 		MarshalOptions: protojson.MarshalOptions{UseProtoNames: true, EmitDefaultValues: true},
 		// Unknown fields are ignored, as the FastAPI services these specs describe do.
 		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true},
-	}}
+	}}}
 	return runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler),
 		runtime.WithErrorHandler(o.handleError),
@@ -103,6 +105,22 @@ func NewServeMux(opts ...Option) *runtime.ServeMux {
 		// Trailers are gRPC plumbing; HTTP clients of these APIs never read them.
 		runtime.WithOutgoingTrailerMatcher(func(string) (string, bool) { return "", false }),
 	)
+}
+
+// compactJSON removes the whitespace protojson inserts at random (on purpose, so that nobody relies on
+// its byte output): the same answer must be the same bytes on every call and every build.
+type compactJSON struct{ *runtime.JSONPb }
+
+func (c compactJSON) Marshal(v any) ([]byte, error) {
+	b, err := c.JSONPb.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := json.Compact(&out, b); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
 }
 
 func (o *options) matchIncoming(key string) (string, bool) {

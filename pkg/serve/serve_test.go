@@ -171,6 +171,9 @@ func TestGatewayContract(t *testing.T) {
 			}
 			if tt.wantBody != "" {
 				assertJSON(t, got.body, tt.wantBody)
+				if strings.Contains(got.body, ", ") || strings.Contains(got.body, ": ") {
+					t.Errorf("body %q is not compact JSON", got.body)
+				}
 			}
 			if ct := got.header.Get("Content-Type"); tt.wantStatus != 204 && ct != "application/json" {
 				t.Errorf("Content-Type: got %q, want application/json", ct)
