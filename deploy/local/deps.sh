@@ -254,6 +254,22 @@ ensure_pg_client() {
     { _deps_err "apt-get install postgresql-client failed, see $log"; return 1; }
 }
 
+# Whether poppler's pdftotext exists (the ingestion service extracts PDF text with it); installs
+# Debian's poppler-utils when it does not.
+ensure_pdftotext() {
+  command -v pdftotext >/dev/null 2>&1 && return 0
+  command -v apt-get >/dev/null 2>&1 || { _deps_err "pdftotext not found; install poppler-utils"; return 1; }
+  mkdir -p "$LOCAL_DIR/log" || return 1
+  local log=$LOCAL_DIR/log/apt.log
+  if [ -z "$DEPS_APT_UPDATED" ]; then
+    _deps_priv apt-get update >"$log" 2>&1 || { _deps_err "apt-get update failed, see $log"; return 1; }
+    DEPS_APT_UPDATED=1
+  fi
+  _deps_say "installing poppler-utils (pdftotext)"
+  _deps_priv env DEBIAN_FRONTEND=noninteractive apt-get install -y poppler-utils >>"$log" 2>&1 ||
+    { _deps_err "apt-get install poppler-utils failed, see $log"; return 1; }
+}
+
 stop_pg_started() {
   [ -n "$DEPS_PG_STARTED" ] || return 0
   local kind a b
@@ -360,12 +376,13 @@ _deps_stop_local() {
 _deps_main() {
   set -euo pipefail
   case ${1:-} in
-  ensure) ensure_pg && ensure_nats ;;
+  ensure) ensure_pg && ensure_nats && ensure_pdftotext ;;
   pg) ensure_pg ;;
   nats) ensure_nats ;;
+  pdftotext) ensure_pdftotext ;;
   stop) _deps_stop_local ;;
   *)
-    echo "usage: $0 ensure|pg|nats|stop" >&2
+    echo "usage: $0 ensure|pg|nats|pdftotext|stop" >&2
     return 2
     ;;
   esac

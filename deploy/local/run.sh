@@ -127,6 +127,7 @@ random_hex() {
 mkdir -p "$BIN_DIR" "$LOG_DIR"
 ensure_pg
 ensure_nats
+ensure_pdftotext
 ensure_pg_client
 
 # ---------------------------------------------------------------------------------------------
@@ -164,6 +165,9 @@ go build -ldflags "$LDFLAGS" -o "$BIN_DIR/" "${pkgs[@]}"
 declare -A DEFAULT_HTTP=([verification]=8081 [scoring]=8082 [ingestion]=8083)
 declare -A DEFAULT_GRPC=([verification]=9091 [scoring]=9092 [ingestion]=9093)
 export NATS_URL=${NATS_URL:-nats://127.0.0.1:$NATS_PORT}
+# The ingestion archive lives in the git-ignored local folder (its default, under /var/lib, is for
+# servers).
+export INGESTION_BLOB_URL=${INGESTION_BLOB_URL:-file://$LOCAL_DIR/archive/ingestion?create_dir=1}
 generated=()
 for svc in "${SERVICES[@]}"; do
   p=$(prefix "$svc")

@@ -4,11 +4,15 @@
 //
 //	component           weight  value
 //	evidence_verified    0.25   1 when the quote was found in the side it cites, else 0
-//	evidence_side        0.10   1 when that side fits the change: additions quote the current version,
-//	                            removals the previous one; 0.5 for changes with no direction; else 0
+//	evidence_side        0.10   1 when the quote was found on the side the extraction claimed (current or
+//	                            previous), else 0: a removal whose quote only matches the new text, or
+//	                            the other way round, is suspect
 //	code_cross_check     0.20   agreement of the fact's affected_codes with the code differences computed
 //	                            independently from the same diff: 1.0 for full agreement, 0.0 as soon as
-//	                            one code is mismatched (Document 3); a fact without codes scores 1.0
+//	                            one code is mismatched (Document 3). code_added and code_removed facts are
+//	                            checked against the set difference of the two versions' codes; other
+//	                            facts against the codes on the inserted (current-side facts) or deleted
+//	                            (previous-side facts) lines of the diff. A fact without codes scores 1.0
 //	rule_strength        0.15   how specific the extraction rule is: structural changes (codes, dates)
 //	                            1.0, prior authorization 0.9, coverage 0.8, criteria 0.6
 //	section_attribution  0.10   1 when the evidence lies under a named section heading, else 0.5
@@ -51,22 +55,27 @@ const (
 type Input struct {
 	ChangeType       string
 	EvidenceVerified bool
-	// EvidenceSide is "current" or "previous": where the quote was found.
-	EvidenceSide  string
+	// ClaimedSide is the side ("current" or "previous") the extraction says its quote comes from;
+	// VerifiedSide is where verification found it.
+	ClaimedSide   string
+	VerifiedSide  string
 	AffectedCodes []string
-	// CodesAdded and CodesRemoved are the code differences computed independently from the same diff.
-	CodesAdded   []string
-	CodesRemoved []string
-	Section      string
-	SourceHealth string
-	Quote        string
+	// The code differences computed independently from the same diff: codes only in the current
+	// version, codes only in the previous one, and the codes on inserted and on deleted lines.
+	CodesAdded      []string
+	CodesRemoved    []string
+	CodesOnInserted []string
+	CodesOnDeleted  []string
+	Section         string
+	SourceHealth    string
+	Quote           string
 }
 
 // Score returns the confidence (rounded to 4 decimals, as stored) and its components.
 func Score(in Input) (float64, map[string]float64) {
 	c := map[string]float64{
 		"evidence_verified":   b2f(in.EvidenceVerified),
-		"evidence_side":       sideFit(in.ChangeType, in.EvidenceSide, in.EvidenceVerified),
+		"evidence_side":       b2f(in.EvidenceVerified && in.VerifiedSide == in.ClaimedSide),
 		"code_cross_check":    codeAgreement(in),
 		"rule_strength":       ruleStrength(in.ChangeType),
 		"section_attribution": 0.5,
@@ -100,6 +109,38 @@ type Thresholds struct {
 // GlobalDefault applies when no stored threshold matches (Document 3: 0.85 auto-publish, 0.6 review).
 var GlobalDefault = Thresholds{AutoPublish: 0.85, Review: 0.6, Scope: "global"}
 
+// Rule is one stored threshold row: for a source and change type, for a change type, or global.
+type Rule struct {
+	ForSource   bool   // the row names the source being scored
+	ChangeType  string // empty for the global row
+	AutoPublish float64
+	Review      float64
+}
+
+// Select returns the most specific thresholds for changeType among rules (a source's own rows and the
+// shared ones): source and type, then type, then global, then GlobalDefault when no row matches.
+func Select(rules []Rule, changeType string) Thresholds {
+	best, rank := GlobalDefault, 0
+	for _, r := range rules {
+		var this int
+		var scope string
+		switch {
+		case r.ForSource && r.ChangeType == changeType:
+			this, scope = 3, "source_type"
+		case !r.ForSource && r.ChangeType == changeType:
+			this, scope = 2, "type"
+		case !r.ForSource && r.ChangeType == "":
+			this, scope = 1, "global"
+		default:
+			continue
+		}
+		if this > rank {
+			best, rank = Thresholds{AutoPublish: r.AutoPublish, Review: r.Review, Scope: scope}, this
+		}
+	}
+	return best
+}
+
 // Decide returns the change event's status.
 func Decide(confidence float64, verified bool, t Thresholds) string {
 	switch {
@@ -121,43 +162,20 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-func direction(changeType string) string {
-	switch changeType {
-	case "coverage_added", "prior_auth_added", "code_added":
-		return "current"
-	case "coverage_removed", "prior_auth_removed", "code_removed":
-		return "previous"
-	}
-	return ""
-}
-
-func sideFit(changeType, side string, verified bool) float64 {
-	if !verified {
-		return 0
-	}
-	want := direction(changeType)
-	switch {
-	case want == "":
-		return 0.5
-	case want == side:
-		return 1
-	default:
-		return 0
-	}
-}
-
 func codeAgreement(in Input) float64 {
 	if len(in.AffectedCodes) == 0 {
 		return 1
 	}
 	var diff []string
-	switch direction(in.ChangeType) {
-	case "current":
+	switch {
+	case in.ChangeType == "code_added":
 		diff = in.CodesAdded
-	case "previous":
+	case in.ChangeType == "code_removed":
 		diff = in.CodesRemoved
+	case in.ClaimedSide == "previous":
+		diff = in.CodesOnDeleted
 	default:
-		diff = append(slices.Clone(in.CodesAdded), in.CodesRemoved...)
+		diff = in.CodesOnInserted
 	}
 	for _, code := range in.AffectedCodes {
 		if !slices.Contains(diff, code) {

@@ -1,0 +1,141 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/trustlayer/trustlayer/pkg/gateway"
+	ingestionv1 "github.com/trustlayer/trustlayer/proto/ingestion/v1"
+	"github.com/trustlayer/trustlayer/services/ingestion/internal/ingest"
+)
+
+// Sources implements ingestion.v1.SourceService.
+type Sources struct {
+	ingestionv1.UnimplementedSourceServiceServer
+	svc *ingest.Service
+}
+
+// NewSources returns the SourceService.
+func NewSources(svc *ingest.Service) *Sources { return &Sources{svc: svc} }
+
+// CreateSource registers a source and answers 201.
+func (s *Sources) CreateSource(ctx context.Context, req *ingestionv1.CreateSourceRequest) (*ingestionv1.CreateSourceResponse, error) {
+	src, err := s.svc.CreateSource(ctx, ingest.NewSource{
+		Organization: req.GetOrganization(), Program: req.GetProgram(), Jurisdiction: req.GetJurisdiction(),
+		AllowedHosts: req.GetAllowedHosts(), Adapter: req.GetAdapter(), AdapterConfig: req.GetAdapterConfig().AsMap(),
+		CadenceSeconds: int(req.GetCadenceSeconds()), TermsReviewState: req.GetTermsReviewState(), Enabled: req.Enabled,
+	})
+	if err != nil {
+		return nil, toAPI(err)
+	}
+	if err := gateway.SetHTTPStatus(ctx, http.StatusCreated); err != nil {
+		return nil, err
+	}
+	return &ingestionv1.CreateSourceResponse{Source: sourceToProto(src)}, nil
+}
+
+// ListSources returns one page of sources.
+func (s *Sources) ListSources(ctx context.Context, req *ingestionv1.ListSourcesRequest) (*ingestionv1.ListSourcesResponse, error) {
+	page, err := pageOf(req.Limit, req.GetCursor())
+	if err != nil {
+		return nil, err
+	}
+	items, next, err := s.svc.ListSources(ctx, page)
+	if err != nil {
+		return nil, toAPI(err)
+	}
+	out := &ingestionv1.ListSourcesResponse{Items: []*ingestionv1.Source{}, NextCursor: next}
+	for _, src := range items {
+		out.Items = append(out.Items, sourceToProto(src))
+	}
+	return out, nil
+}
+
+// GetSource returns one source.
+func (s *Sources) GetSource(ctx context.Context, req *ingestionv1.GetSourceRequest) (*ingestionv1.GetSourceResponse, error) {
+	id, err := parseID(req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	src, err := s.svc.GetSource(ctx, id)
+	if err != nil {
+		return nil, toAPI(err)
+	}
+	return &ingestionv1.GetSourceResponse{Source: sourceToProto(src)}, nil
+}
+
+// GetSourceStatus returns a source's health.
+func (s *Sources) GetSourceStatus(ctx context.Context, req *ingestionv1.GetSourceStatusRequest) (*ingestionv1.GetSourceStatusResponse, error) {
+	id, err := parseID(req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.svc.SourceStatus(ctx, id)
+	if err != nil {
+		return nil, toAPI(err)
+	}
+	out := &ingestionv1.SourceStatus{
+		SourceId: st.Source.ID.String(), HealthStatus: st.Source.HealthStatus, LastError: st.Source.LastError,
+		ConsecutiveFailures: int32(st.Source.ConsecutiveFailures), LastRunAt: tsp(st.Source.LastRunAt),
+		NextRunAt: ts(st.Source.NextRunAt),
+	}
+	if st.LastRun != nil {
+		out.LastRun = runToProto(*st.LastRun)
+	}
+	return &ingestionv1.GetSourceStatusResponse{Status: out}, nil
+}
+
+// CreateDiscoveryRun runs discovery now and answers 201 with the finished run.
+func (s *Sources) CreateDiscoveryRun(ctx context.Context, req *ingestionv1.CreateDiscoveryRunRequest) (*ingestionv1.CreateDiscoveryRunResponse, error) {
+	id, err := parseID(req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	run, err := s.svc.Discover(ctx, id, ingest.TriggerManual)
+	if err != nil {
+		return nil, toAPI(err)
+	}
+	if err := gateway.SetHTTPStatus(ctx, http.StatusCreated); err != nil {
+		return nil, err
+	}
+	return &ingestionv1.CreateDiscoveryRunResponse{Run: runToProto(run)}, nil
+}
+
+// Ledger implements ingestion.v1.LedgerService.
+type Ledger struct {
+	ingestionv1.UnimplementedLedgerServiceServer
+	svc *ingest.Service
+}
+
+// NewLedger returns the LedgerService.
+func NewLedger(svc *ingest.Service) *Ledger { return &Ledger{svc: svc} }
+
+// ListChangeEvents returns one page of change events.
+func (l *Ledger) ListChangeEvents(ctx context.Context, req *ingestionv1.ListChangeEventsRequest) (*ingestionv1.ListChangeEventsResponse, error) {
+	page, err := pageOf(req.Limit, req.GetCursor())
+	if err != nil {
+		return nil, err
+	}
+	items, next, err := l.svc.ListChangeEvents(ctx, req.GetStatus(), page)
+	if err != nil {
+		return nil, toAPI(err)
+	}
+	out := &ingestionv1.ListChangeEventsResponse{Items: []*ingestionv1.ChangeEvent{}, NextCursor: next}
+	for _, e := range items {
+		out.Items = append(out.Items, eventToProto(e))
+	}
+	return out, nil
+}
+
+// GetPolicy returns a policy with its facts and their change events.
+func (l *Ledger) GetPolicy(ctx context.Context, req *ingestionv1.GetPolicyRequest) (*ingestionv1.GetPolicyResponse, error) {
+	id, err := parseID(req.GetId())
+	if err != nil {
+		return nil, err
+	}
+	p, err := l.svc.GetPolicy(ctx, id)
+	if err != nil {
+		return nil, toAPI(err)
+	}
+	return &ingestionv1.GetPolicyResponse{Policy: policyToProto(p)}, nil
+}

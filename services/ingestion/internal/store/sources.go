@@ -1,0 +1,136 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/trustlayer/trustlayer/services/ingestion/internal/ingest"
+)
+
+const sourceColumns = `id, organization, program, jurisdiction, allowed_hosts, adapter, adapter_config, cadence_seconds,
+terms_review_state, enabled, health_status, last_error, consecutive_failures, last_run_at, next_run_at, created_at, updated_at`
+
+func scanSource(row pgx.Row) (ingest.Source, error) {
+	var src ingest.Source
+	var cfg []byte
+	err := row.Scan(&src.ID, &src.Organization, &src.Program, &src.Jurisdiction, &src.AllowedHosts, &src.Adapter, &cfg,
+		&src.CadenceSeconds, &src.TermsReviewState, &src.Enabled, &src.HealthStatus, &src.LastError,
+		&src.ConsecutiveFailures, &src.LastRunAt, &src.NextRunAt, &src.CreatedAt, &src.UpdatedAt)
+	if err != nil {
+		return src, err
+	}
+	return src, json.Unmarshal(cfg, &src.AdapterConfig)
+}
+
+// CreateSource inserts a source; its first run is due at once.
+func (s *Store) CreateSource(ctx context.Context, src ingest.Source) (ingest.Source, error) {
+	cfg, err := json.Marshal(src.AdapterConfig)
+	if err != nil {
+		return src, err
+	}
+	return scanSource(s.pool.QueryRow(ctx, `
+INSERT INTO sources (id, organization, program, jurisdiction, allowed_hosts, adapter, adapter_config, cadence_seconds, terms_review_state, enabled)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+RETURNING `+sourceColumns,
+		uuid.Must(uuid.NewV7()), src.Organization, src.Program, src.Jurisdiction, src.AllowedHosts, src.Adapter, cfg,
+		src.CadenceSeconds, src.TermsReviewState, src.Enabled))
+}
+
+// GetSource returns one source.
+func (s *Store) GetSource(ctx context.Context, id uuid.UUID) (ingest.Source, error) {
+	src, err := scanSource(s.pool.QueryRow(ctx, `SELECT `+sourceColumns+` FROM sources WHERE id = $1`, id))
+	return src, notFound(err)
+}
+
+// ListSources pages through sources, newest first.
+func (s *Store) ListSources(ctx context.Context, p ingest.Page) ([]ingest.Source, string, error) {
+	q, args, limit, err := pageQuery(`SELECT `+sourceColumns+` FROM sources`, nil, nil, p)
+	if err != nil {
+		return nil, "", err
+	}
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, "", err
+	}
+	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ingest.Source, error) { return scanSource(r) })
+	if err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(items) > limit {
+		items = items[:limit]
+		last := items[limit-1]
+		next = encodeCursor(last.CreatedAt, last.ID)
+	}
+	return items, next, nil
+}
+
+// SourceStatus returns the source and its latest run.
+func (s *Store) SourceStatus(ctx context.Context, id uuid.UUID) (ingest.SourceStatus, error) {
+	src, err := s.GetSource(ctx, id)
+	if err != nil {
+		return ingest.SourceStatus{}, err
+	}
+	st := ingest.SourceStatus{Source: src}
+	run, err := scanRun(s.pool.QueryRow(ctx, `SELECT `+runColumns+` FROM discovery_runs WHERE source_id = $1 ORDER BY started_at DESC, id DESC LIMIT 1`, id))
+	switch {
+	case err == nil:
+		st.LastRun = &run
+	case !errors.Is(err, pgx.ErrNoRows):
+		return st, err
+	}
+	return st, nil
+}
+
+// DueSources lists sources whose next run is due.
+func (s *Store) DueSources(ctx context.Context, limit int) ([]uuid.UUID, error) {
+	rows, err := s.pool.Query(ctx, `
+SELECT id FROM sources
+WHERE enabled AND terms_review_state = 'approved' AND health_status <> 'REVIEW_REQUIRED' AND next_run_at <= now()
+ORDER BY next_run_at LIMIT $1`, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+}
+
+const runColumns = `id, source_id, trigger, status, started_at, finished_at, error_kind, error, resources`
+
+func scanRun(row pgx.Row) (ingest.Run, error) {
+	var r ingest.Run
+	var res []byte
+	if err := row.Scan(&r.ID, &r.SourceID, &r.Trigger, &r.Status, &r.StartedAt, &r.FinishedAt, &r.ErrorKind, &r.Error, &res); err != nil {
+		return r, err
+	}
+	return r, json.Unmarshal(res, &r.Resources)
+}
+
+// FinishRun records a finished run with its observations, marks the policies it saw, and sets the
+// source's health, in one transaction (one commit per run keeps an unchanged fetch cheap).
+func (s *Store) FinishRun(ctx context.Context, run ingest.Run, observations []ingest.Observation, h ingest.HealthUpdate) error {
+	res, err := json.Marshal(orEmptySlice(run.Resources))
+	if err != nil {
+		return err
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		b.Queue(`
+INSERT INTO discovery_runs (id, source_id, trigger, status, started_at, finished_at, error_kind, error, resources)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			run.ID, run.SourceID, run.Trigger, run.Status, run.StartedAt, run.FinishedAt, run.ErrorKind, run.Error, res)
+		seen := make([]uuid.UUID, 0, len(observations))
+		for _, o := range observations {
+			queueObservation(b, o)
+			seen = append(seen, o.PolicyID)
+		}
+		b.Queue(`UPDATE policies SET last_seen_at = now() WHERE id = ANY($1)`, seen)
+		b.Queue(`
+UPDATE sources SET health_status = $2, last_error = $3, consecutive_failures = $4, last_run_at = $5, next_run_at = $6, updated_at = now()
+WHERE id = $1`, run.SourceID, h.Status, h.LastError, h.ConsecutiveFailures, run.FinishedAt, h.NextRunAt)
+		return tx.SendBatch(ctx, b).Close()
+	})
+}
