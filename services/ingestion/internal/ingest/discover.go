@@ -153,7 +153,7 @@ func (s *Service) fetchDocument(ctx context.Context, src Source, res Resource, o
 	if err != nil {
 		return res, err
 	}
-	n, err := s.recordVersion(ctx, src, policyID, url, asset, r, resp.MediaType)
+	n, err := s.recordVersion(ctx, src, policyID, url, asset, r, resp.MediaType, body.normalizeOptions()...)
 	res.NewVersion, res.Facts = n.newVersion, n.facts
 	return res, err
 }

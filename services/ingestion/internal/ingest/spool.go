@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"io"
 	"os"
+
+	"github.com/trustlayer/trustlayer/services/ingestion/internal/normalize"
 )
 
 // spoolMemory is how much of a document is kept in memory before it spills to a temporary file: most
@@ -31,6 +33,7 @@ func (s *spool) Write(p []byte) (int, error) {
 		if _, err := s.buf.WriteTo(f); err != nil {
 			return 0, err
 		}
+		s.buf = bytes.Buffer{} // its memory is not needed again
 	}
 	return s.file.Write(p)
 }
@@ -44,6 +47,15 @@ func (s *spool) Reader() (io.Reader, error) {
 		return nil, err
 	}
 	return s.file, nil
+}
+
+// normalizeOptions lets the normaliser read a spilled document from its file (pdftotext then needs
+// no in-memory copy of it).
+func (s *spool) normalizeOptions() []normalize.Option {
+	if s.file == nil {
+		return nil
+	}
+	return []normalize.Option{normalize.WithSourceFile(s.file.Name())}
 }
 
 // Close removes the temporary file, if there is one.

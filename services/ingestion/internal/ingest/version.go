@@ -20,7 +20,7 @@ type versionOutcome struct {
 // recordVersion normalises a fetched document and, when its text differs from the policy's current
 // version, writes the new version with the facts extracted from the difference. Identical bytes and
 // markup-only re-renders (same canonical text) write nothing.
-func (s *Service) recordVersion(ctx context.Context, src Source, policyID uuid.UUID, url string, asset Asset, body io.Reader, mediaType string) (versionOutcome, error) {
+func (s *Service) recordVersion(ctx context.Context, src Source, policyID uuid.UUID, url string, asset Asset, body io.Reader, mediaType string, opts ...normalize.Option) (versionOutcome, error) {
 	cur, err := s.store.CurrentVersion(ctx, policyID)
 	if err != nil {
 		return versionOutcome{}, err
@@ -28,7 +28,7 @@ func (s *Service) recordVersion(ctx context.Context, src Source, policyID uuid.U
 	if cur != nil && cur.Asset.RawSHA256 == asset.RawSHA256 {
 		return versionOutcome{}, nil
 	}
-	doc, err := normalize.Normalize(ctx, mediaType, body)
+	doc, err := normalize.Normalize(ctx, mediaType, body, opts...)
 	if err != nil {
 		return versionOutcome{}, fmt.Errorf("normalise: %w", err)
 	}

@@ -34,6 +34,25 @@ func (b *builder) add(s string, heading bool, level int) {
 	b.text.WriteByte('\n')
 }
 
+// addLines appends one paragraph made of lines that are each canonical already: joined by single
+// spaces they stay canonical (each has no outer white space, and a space composes with no mark), so
+// they are written as they are, without building the joined string first.
+func (b *builder) addLines(lines []string) {
+	if len(lines) == 0 {
+		return
+	}
+	if len(b.sections) == 0 {
+		b.sections = append(b.sections, Section{Start: b.text.Len()})
+	}
+	for i, l := range lines {
+		if i > 0 {
+			b.text.WriteByte(' ')
+		}
+		b.text.WriteString(l)
+	}
+	b.text.WriteByte('\n')
+}
+
 func (b *builder) document(format string) *Document {
 	text := b.text.String()
 	secs := b.sections

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -31,8 +32,22 @@ func normalizePDF(ctx context.Context, r *limitedReader, o options) (*builder, e
 		ctx, cancel = context.WithTimeout(ctx, o.pdfTimeout)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, path, "-enc", "UTF-8", "-eol", "unix", "-nodiag", "-", "-")
-	cmd.Stdin = r
+	input := "-"
+	if o.sourceFile != "" {
+		input = o.sourceFile
+		// The size cap applies to the file as it would to the stream.
+		info, err := os.Stat(input)
+		if err != nil {
+			return nil, err
+		}
+		if info.Size() > o.maxBytes {
+			return nil, ErrTooLarge
+		}
+	}
+	cmd := exec.CommandContext(ctx, path, "-enc", "UTF-8", "-eol", "unix", "-nodiag", input, "-")
+	if input == "-" {
+		cmd.Stdin = r
+	}
 	stderr := &cappedBuffer{max: 2048}
 	cmd.Stderr = stderr
 	// After a cancellation, give the process a moment to exit before its pipes are closed for it.
@@ -48,7 +63,12 @@ func normalizePDF(ctx context.Context, r *limitedReader, o options) (*builder, e
 	if maxText < math.MaxInt64/maxTextFactor {
 		maxText *= maxTextFactor
 	}
-	pages, readErr := readPages(stdout, maxText)
+	// The text is spooled to a temporary file and read from there in two passes (see lineSource),
+	// so that it is never in memory both as lines and as canonical text.
+	spooled, readErr := spoolText(stdout, maxText)
+	if spooled != "" {
+		defer os.Remove(spooled)
+	}
 	if readErr != nil {
 		// Stop the extractor: its output is no longer read.
 		_ = cmd.Process.Kill()
@@ -69,46 +89,70 @@ func normalizePDF(ctx context.Context, r *limitedReader, o options) (*builder, e
 		}
 		return nil, fmt.Errorf("%w: %v", ErrPDFExtract, waitErr)
 	}
-	return normalizeLines(pages), nil
+	return normalizeLines(fileSource(spooled))
 }
 
-// readPages reads pdftotext output into pages of lines, failing when it exceeds maxText bytes.
-func readPages(r io.Reader, maxText int64) ([][]string, error) {
+// spoolText copies pdftotext's output into a temporary file, failing when it exceeds maxText bytes,
+// and returns the file's path.
+func spoolText(r io.Reader, maxText int64) (string, error) {
+	f, err := os.CreateTemp("", "pdftext-*")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	n, err := io.Copy(f, io.LimitReader(r, maxText+1))
+	if err != nil {
+		return f.Name(), err
+	}
+	if n > maxText {
+		return f.Name(), fmt.Errorf("%w: extracted text exceeds %d bytes", ErrTooLarge, maxText)
+	}
+	return f.Name(), nil
+}
+
+// fileSource reads pdftotext output: lines end in '\n', pages in '\f'.
+func fileSource(path string) lineSource {
+	return func(yield func(int, string) bool) error {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return readPages(f, yield)
+	}
+}
+
+// readPages yields pdftotext output as pages of lines.
+func readPages(r io.Reader, yield func(page int, line string) bool) error {
 	br := bufio.NewReaderSize(r, 64<<10)
-	var pages [][]string
-	var page []string
-	var total int64
+	page := 0
+	emit := func(l string) bool { return yield(page, l) }
 	for {
 		line, err := br.ReadString('\n')
-		total += int64(len(line))
-		if total > maxText {
-			return nil, fmt.Errorf("%w: extracted text exceeds %d bytes", ErrTooLarge, maxText)
-		}
 		line = strings.TrimSuffix(line, "\n")
 		for {
 			i := strings.IndexByte(line, '\f')
 			if i < 0 {
 				break
 			}
-			page = append(page, line[:i])
-			pages = append(pages, page)
-			page = nil
+			if !emit(line[:i]) {
+				return nil
+			}
+			page++
 			line = line[i+1:]
 		}
 		if line != "" || err == nil {
-			page = append(page, line)
+			if !emit(line) {
+				return nil
+			}
 		}
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if len(page) > 0 {
-		pages = append(pages, page)
-	}
-	return pages, nil
 }
 
 // cappedBuffer keeps the first max bytes written to it and discards the rest.

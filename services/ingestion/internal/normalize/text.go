@@ -47,24 +47,45 @@ const (
 	shortLineRatio  = 0.6
 )
 
-func normalizeLines(pages [][]string) *builder {
-	lines := dropChrome(pages)
-	wrap := wrapWidth(lines)
+// lineSource yields a document's physical lines with their page numbers, in order, and can be read
+// more than once: normalizeLines makes two passes so that it never holds every line at once (a 20 MB
+// PDF's text would otherwise sit in memory twice: as lines and as canonical text).
+type lineSource func(yield func(page int, line string) bool) error
+
+// pagesSource reads lines already in memory.
+func pagesSource(pages [][]string) lineSource {
+	return func(yield func(int, string) bool) error {
+		for p, lines := range pages {
+			for _, l := range lines {
+				if !yield(p, l) {
+					return nil
+				}
+			}
+		}
+		return nil
+	}
+}
+
+func normalizeLines(src lineSource) (*builder, error) {
+	layout, err := scanLayout(src)
+	if err != nil {
+		return nil, err
+	}
+	wrap := layout.wrap
 	b := &builder{}
+	b.text.Grow(layout.size) // sized once: growing by doubling would hold two copies at a time
 	var cur []string
 	endBlock := func() {
-		if len(cur) > 0 {
-			b.add(strings.Join(cur, " "), false, 0)
-			cur = cur[:0]
-		}
+		b.addLines(cur) // each line went through canonicalBlock in feed
+		cur = cur[:0]
 	}
 	prevEnded, prevSentence, prevBareCode, first := true, false, false, true
-	for _, raw := range lines {
+	feed := func(raw string) {
 		l := canonicalBlock(raw)
 		if l == "" {
 			endBlock()
 			prevEnded, prevSentence, prevBareCode = true, false, false
-			continue
+			return
 		}
 		bullet := listRe.MatchString(l)
 		isList := bullet || orderedRe.MatchString(l)
@@ -73,7 +94,7 @@ func normalizeLines(pages [][]string) *builder {
 				endBlock()
 				b.add(l, true, lvl)
 				prevEnded, prevSentence, prevBareCode, first = true, false, false, false
-				continue
+				return
 			}
 		}
 		first = false
@@ -97,63 +118,125 @@ func normalizeLines(pages [][]string) *builder {
 		prevSentence = strings.ContainsAny(l[len(l)-1:], ".!?")
 		prevBareCode = bare
 	}
+	// Second pass: the lines without chrome; each page break is a blank line.
+	page, index := -1, 0
+	err = src(func(p int, l string) bool {
+		if p != page {
+			if page >= 0 {
+				feed("")
+			}
+			page, index = p, 0
+		}
+		i := index
+		index++
+		if !layout.drop[edge{p, i}] && !pageNumberRe.MatchString(strings.TrimSpace(l)) {
+			feed(l)
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
 	endBlock()
-	return b
+	return b, nil
 }
 
-// dropChrome flattens pages into lines without page numbers and running headers or footers; each
-// page break becomes a blank line.
-func dropChrome(pages [][]string) []string {
-	type edge struct{ page, line int }
+// edge is a line among the first or last two non-blank lines of a page, where running headers and
+// footers sit.
+type edge struct{ page, line int }
+
+// layout is what the first pass learns about a document's lines.
+type layout struct {
+	drop map[edge]bool // running headers and footers
+	wrap float64       // the wrap width (see wrapWidth)
+	size int           // bytes of all lines, to size the canonical text once
+}
+
+// scanLayout is the first pass. It finds running headers and footers: a line among the first or last
+// two non-blank lines of a page whose text, digits masked, recurs there on at least half of the pages
+// (two at least). And it measures the wrap width of the lines that remain. It keeps only counts and
+// the page edges, never the lines.
+func scanLayout(src lineSource) (layout, error) {
+	type candidate struct {
+		line  int
+		text  string
+		runes int // 0 for a page-number line, which the wrap width never counts
+	}
 	counts := map[string]int{}
-	var edges []edge
+	type edgeInfo struct {
+		key   string
+		runes int
+	}
+	edges := map[edge]edgeInfo{}
+	lengths := map[int]int{} // rune length -> non-blank lines, for the wrap width
+	out := layout{drop: map[edge]bool{}}
 	nonEmpty := 0
-	for p, lines := range pages {
-		idx := make([]int, 0, len(lines))
-		for i, l := range lines {
-			if strings.TrimSpace(l) != "" {
-				idx = append(idx, i)
-			}
-		}
-		if len(idx) == 0 {
-			continue
+
+	var first, last []candidate // the first two and last two non-blank lines of the current page
+	page, index := -1, 0
+	endPage := func() {
+		if len(first) == 0 {
+			return
 		}
 		nonEmpty++
 		seen := map[string]bool{}
-		for k, i := range idx {
-			if k >= 2 && k < len(idx)-2 {
+		for _, c := range append(append([]candidate(nil), first...), last...) {
+			e := edge{page, c.line}
+			if _, done := edges[e]; done {
 				continue
 			}
-			edges = append(edges, edge{p, i})
-			key := maskDigits(lines[i])
+			key := maskDigits(c.text)
+			edges[e] = edgeInfo{key, c.runes}
 			if !seen[key] {
 				seen[key] = true
 				counts[key]++
 			}
 		}
 	}
-	drop := map[edge]bool{}
+	err := src(func(p int, l string) bool {
+		out.size += len(l) + 1
+		if p != page {
+			endPage()
+			page, index, first, last = p, 0, first[:0], last[:0]
+		}
+		i := index
+		index++
+		t := strings.TrimSpace(l)
+		if t == "" {
+			return true
+		}
+		c := candidate{line: i, text: l}
+		if !pageNumberRe.MatchString(t) {
+			c.runes = utf8.RuneCountInString(t)
+			lengths[c.runes]++
+		}
+		if len(first) < 2 {
+			first = append(first, c)
+			return true
+		}
+		if last = append(last, c); len(last) > 2 {
+			last = append(last[:0], last[1:]...)
+		}
+		return true
+	})
+	if err != nil {
+		return out, err
+	}
+	endPage()
+
 	if nonEmpty >= 2 {
 		need := max(2, (nonEmpty+1)/2)
-		for _, e := range edges {
-			if counts[maskDigits(pages[e.page][e.line])] >= need {
-				drop[e] = true
+		for e, info := range edges {
+			if counts[info.key] >= need {
+				out.drop[e] = true
+				if info.runes > 0 {
+					lengths[info.runes]--
+				}
 			}
 		}
 	}
-	var out []string
-	for p, lines := range pages {
-		if p > 0 {
-			out = append(out, "")
-		}
-		for i, l := range lines {
-			if drop[edge{p, i}] || pageNumberRe.MatchString(strings.TrimSpace(l)) {
-				continue
-			}
-			out = append(out, l)
-		}
-	}
-	return out
+	out.wrap = wrapWidth(lengths)
+	return out, nil
 }
 
 func maskDigits(s string) string {
@@ -167,19 +250,28 @@ func maskDigits(s string) string {
 }
 
 // wrapWidth estimates the width, in runes, at which the text was wrapped: the 90th percentile of
-// non-blank line lengths.
-func wrapWidth(lines []string) float64 {
-	var n []int
-	for _, l := range lines {
-		if c := utf8.RuneCountInString(strings.TrimSpace(l)); c > 0 {
-			n = append(n, c)
+// non-blank line lengths, given as counts by length.
+func wrapWidth(lengths map[int]int) float64 {
+	total := 0
+	keys := make([]int, 0, len(lengths))
+	for n, c := range lengths {
+		if c > 0 {
+			total += c
+			keys = append(keys, n)
 		}
 	}
-	if len(n) == 0 {
+	if total == 0 {
 		return 0
 	}
-	sort.Ints(n)
-	return float64(n[len(n)*9/10])
+	sort.Ints(keys)
+	rank := total * 9 / 10 // the index this length would have in the sorted list of lengths
+	for _, n := range keys {
+		if rank < lengths[n] {
+			return float64(n)
+		}
+		rank -= lengths[n]
+	}
+	return float64(keys[len(keys)-1])
 }
 
 // headingLike applies the heading rules of normalizeLines to a canonical line and returns the level.
