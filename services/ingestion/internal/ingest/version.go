@@ -63,56 +63,72 @@ func (s *Service) facts(ctx context.Context, src Source, url string, prev, next 
 	if err != nil {
 		return nil, fmt.Errorf("extract: %w", err)
 	}
+	d := difference{src: src, url: url, prev: prev, next: next, prevDoc: prevDoc, nextDoc: nextDoc}
 	// Computed independently of the extracted facts, for the cross-check component.
-	added, removed := extract.CodeDiff(prevDoc.Text, nextDoc.Text)
-	onInserted, onDeleted, err := extract.ChangedLineCodes(ctx, prevDoc.Text, nextDoc.Text)
-	if err != nil {
+	d.added, d.removed = extract.CodeDiff(prevDoc.Text, nextDoc.Text)
+	if d.onInserted, d.onDeleted, err = extract.ChangedLineCodes(ctx, prevDoc.Text, nextDoc.Text); err != nil {
 		return nil, fmt.Errorf("cross-check diff: %w", err)
 	}
-	rules, err := s.store.ThresholdRules(ctx, src.ID)
-	if err != nil {
+	if d.rules, err = s.store.ThresholdRules(ctx, src.ID); err != nil {
 		return nil, err
 	}
 	out := make([]Fact, 0, len(extracted))
 	for _, x := range extracted {
-		f := Fact{
-			ID: uuid.Must(uuid.NewV7()), PolicyID: next.PolicyID, VersionID: next.ID, PreviousVersionID: prev.ID,
-			ChangeType: x.ChangeType, Summary: x.Summary, AffectedCodes: x.AffectedCodes,
-			EvidenceQuote: x.EvidenceQuote, EvidenceSide: x.EvidenceSide, Section: x.SectionHeading,
-			Status: FactNoVerifiableEvidence,
-		}
-		side, section, ok := extract.VerifyEvidence(x.EvidenceQuote, prevDoc, nextDoc)
-		if ok {
-			// Document 3: evidence_side records which version the quote matched.
-			f.Status = FactVerified
-			f.EvidenceSide, f.Section = side, section
-			span := &EvidenceSpan{
-				ID: uuid.Must(uuid.NewV7()), SourceURL: url, Section: section, Quote: x.EvidenceQuote, Side: side,
-				DocumentAssetID: next.Asset.ID, RawSHA256: next.Asset.RawSHA256,
-				CanonicalContentHash: next.CanonicalContentHash, VersionID: next.ID,
-			}
-			if side == "previous" {
-				span.DocumentAssetID, span.RawSHA256 = prev.Asset.ID, prev.Asset.RawSHA256
-				span.CanonicalContentHash, span.VersionID = prev.CanonicalContentHash, prev.ID
-			}
-			f.Evidence = span
-		}
-		score, components := confidence.Score(confidence.Input{
-			ChangeType: f.ChangeType, EvidenceVerified: ok, ClaimedSide: x.EvidenceSide, VerifiedSide: side,
-			AffectedCodes: f.AffectedCodes, CodesAdded: added, CodesRemoved: removed,
-			CodesOnInserted: onInserted, CodesOnDeleted: onDeleted,
-			Section: f.Section, SourceHealth: src.HealthStatus, Quote: f.EvidenceQuote,
-		})
-		th := confidence.Select(rules, f.ChangeType)
-		f.Event = ChangeEvent{
-			ID: uuid.Must(uuid.NewV7()), FactID: f.ID, PolicyID: f.PolicyID, SourceID: src.ID,
-			ChangeType: f.ChangeType, Status: confidence.Decide(score, ok, th), Confidence: score,
-			Components: components, AutoPublishThreshold: th.AutoPublish, ReviewThreshold: th.Review,
-			ThresholdScope: th.Scope,
-		}
-		out = append(out, f)
+		out = append(out, d.assess(x))
 	}
 	return out, nil
+}
+
+// difference is one version change of a policy with what its facts are assessed against.
+type difference struct {
+	src                   Source
+	url                   string
+	prev, next            Version
+	prevDoc, nextDoc      *normalize.Document
+	added, removed        []string
+	onInserted, onDeleted []string
+	rules                 []confidence.Rule
+}
+
+// assess verifies an extracted fact's evidence, scores it and decides its change event.
+func (d difference) assess(x extract.Fact) Fact {
+	prev, next := d.prev, d.next
+	f := Fact{
+		ID: uuid.Must(uuid.NewV7()), PolicyID: next.PolicyID, VersionID: next.ID, PreviousVersionID: prev.ID,
+		ChangeType: x.ChangeType, Summary: x.Summary, AffectedCodes: x.AffectedCodes,
+		EvidenceQuote: x.EvidenceQuote, EvidenceSide: x.EvidenceSide, Section: x.SectionHeading,
+		Status: FactNoVerifiableEvidence,
+	}
+	side, section, ok := extract.VerifyEvidence(x.EvidenceQuote, d.prevDoc, d.nextDoc)
+	if ok {
+		// Document 3: evidence_side records which version the quote matched.
+		f.Status = FactVerified
+		f.EvidenceSide, f.Section = side, section
+		span := &EvidenceSpan{
+			ID: uuid.Must(uuid.NewV7()), SourceURL: d.url, Section: section, Quote: x.EvidenceQuote, Side: side,
+			DocumentAssetID: next.Asset.ID, RawSHA256: next.Asset.RawSHA256,
+			CanonicalContentHash: next.CanonicalContentHash, VersionID: next.ID,
+		}
+		if side == "previous" {
+			span.DocumentAssetID, span.RawSHA256 = prev.Asset.ID, prev.Asset.RawSHA256
+			span.CanonicalContentHash, span.VersionID = prev.CanonicalContentHash, prev.ID
+		}
+		f.Evidence = span
+	}
+	score, components := confidence.Score(confidence.Input{
+		ChangeType: f.ChangeType, EvidenceVerified: ok, ClaimedSide: x.EvidenceSide, VerifiedSide: side,
+		AffectedCodes: f.AffectedCodes, CodesAdded: d.added, CodesRemoved: d.removed,
+		CodesOnInserted: d.onInserted, CodesOnDeleted: d.onDeleted,
+		Section: f.Section, SourceHealth: d.src.HealthStatus, Quote: f.EvidenceQuote,
+	})
+	th := confidence.Select(d.rules, f.ChangeType)
+	f.Event = ChangeEvent{
+		ID: uuid.Must(uuid.NewV7()), FactID: f.ID, PolicyID: f.PolicyID, SourceID: d.src.ID,
+		ChangeType: f.ChangeType, Status: confidence.Decide(score, ok, th), Confidence: score,
+		Components: components, AutoPublishThreshold: th.AutoPublish, ReviewThreshold: th.Review,
+		ThresholdScope: th.Scope,
+	}
+	return f
 }
 
 func sectionsOf(doc *normalize.Document) []VersionSection {
