@@ -15,7 +15,6 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/bus"
 	"github.com/trustlayer/trustlayer/pkg/natstest"
 	"github.com/trustlayer/trustlayer/pkg/outbox"
-	"github.com/trustlayer/trustlayer/pkg/pg"
 	"github.com/trustlayer/trustlayer/pkg/pgtest"
 )
 
@@ -24,17 +23,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 var testStream = jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"test.>"}, Duplicates: time.Minute}
 
 func migratedPool(t *testing.T) *pgxpool.Pool {
-	t.Helper()
-	ctx := context.Background()
-	pool, err := pg.Open(ctx, pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if err := pg.Migrate(ctx, pool, quiet, outbox.Migrations()); err != nil {
-		t.Fatal(err)
-	}
-	return pool
+	return pgtest.NewPool(t, outbox.Migrations())
 }
 
 // enqueue writes one event in its own transaction, as a use case would with its state change.

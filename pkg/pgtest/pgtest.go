@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"regexp"
@@ -16,6 +17,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/trustlayer/trustlayer/pkg/pg"
 )
 
 // AdminURLVar names the variable holding the URL of a database with CREATEDB rights.
@@ -82,4 +86,20 @@ func redact(raw string) string {
 		return "the admin URL"
 	}
 	return u.Redacted()
+}
+
+// NewPool creates a fresh database (see NewDatabase), applies the migration sets and returns a pool on
+// it, closed when the test ends.
+func NewPool(t testing.TB, sets ...pg.MigrationSet) *pgxpool.Pool {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := pg.Open(ctx, NewDatabase(t))
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	if err := pg.Migrate(ctx, pool, slog.New(slog.DiscardHandler), sets...); err != nil {
+		t.Fatalf("pgtest: migrate: %v", err)
+	}
+	return pool
 }

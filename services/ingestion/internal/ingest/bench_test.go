@@ -19,7 +19,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/trustlayer/trustlayer/pkg/outbox"
-	"github.com/trustlayer/trustlayer/pkg/pg"
 	"github.com/trustlayer/trustlayer/pkg/pgtest"
 	"github.com/trustlayer/trustlayer/services/ingestion/internal/archive"
 	"github.com/trustlayer/trustlayer/services/ingestion/internal/ingest"
@@ -56,15 +55,8 @@ type benchStack struct {
 func newBenchStack(b *testing.B) *benchStack {
 	b.Helper()
 	ctx := context.Background()
-	pool, err := pg.Open(ctx, pgtest.NewDatabase(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(pool.Close)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if err := pg.Migrate(ctx, pool, quiet, outbox.Migrations(), store.Migrations()); err != nil {
-		b.Fatal(err)
-	}
+	pool := pgtest.NewPool(b, outbox.Migrations(), store.Migrations())
+	quiet := slog.New(slog.DiscardHandler)
 	arch, err := archive.Open(ctx, "file://"+b.TempDir()+"?create_dir=1")
 	if err != nil {
 		b.Fatal(err)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -44,12 +45,7 @@ func (s *Store) ListChangeEvents(ctx context.Context, status string, p ingest.Pa
 	if err != nil {
 		return nil, "", err
 	}
-	next := ""
-	if len(items) > limit {
-		items = items[:limit]
-		last := items[limit-1]
-		next = encodeCursor(last.CreatedAt, last.ID)
-	}
+	items, next := trimPage(items, limit, func(e ingest.ChangeEvent) (time.Time, uuid.UUID) { return e.CreatedAt, e.ID })
 	return items, next, nil
 }
 

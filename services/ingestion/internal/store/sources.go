@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -60,12 +61,7 @@ func (s *Store) ListSources(ctx context.Context, p ingest.Page) ([]ingest.Source
 	if err != nil {
 		return nil, "", err
 	}
-	next := ""
-	if len(items) > limit {
-		items = items[:limit]
-		last := items[limit-1]
-		next = encodeCursor(last.CreatedAt, last.ID)
-	}
+	items, next := trimPage(items, limit, func(s ingest.Source) (time.Time, uuid.UUID) { return s.CreatedAt, s.ID })
 	return items, next, nil
 }
 

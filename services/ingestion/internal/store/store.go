@@ -104,6 +104,16 @@ func pageQuery(base string, where []string, args []any, p ingest.Page) (string, 
 	return q, args, limit, nil
 }
 
+// trimPage cuts the extra row pageQuery asked for and returns the cursor of the next page, or "" on
+// the last page.
+func trimPage[T any](items []T, limit int, key func(T) (time.Time, uuid.UUID)) ([]T, string) {
+	if len(items) <= limit {
+		return items, ""
+	}
+	items = items[:limit]
+	return items, encodeCursor(key(items[limit-1]))
+}
+
 func notFound(err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ingest.ErrNotFound

@@ -2,8 +2,6 @@ package store_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -11,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/trustlayer/trustlayer/pkg/outbox"
-	"github.com/trustlayer/trustlayer/pkg/pg"
 	"github.com/trustlayer/trustlayer/pkg/pgtest"
 	"github.com/trustlayer/trustlayer/services/ingestion/internal/confidence"
 	"github.com/trustlayer/trustlayer/services/ingestion/internal/ingest"
@@ -19,16 +16,7 @@ import (
 )
 
 func open(t *testing.T) (*store.Store, *pgxpool.Pool) {
-	t.Helper()
-	ctx := context.Background()
-	pool, err := pg.Open(ctx, pgtest.NewDatabase(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if err := pg.Migrate(ctx, pool, slog.New(slog.NewTextHandler(io.Discard, nil)), outbox.Migrations(), store.Migrations()); err != nil {
-		t.Fatal(err)
-	}
+	pool := pgtest.NewPool(t, outbox.Migrations(), store.Migrations())
 	return store.New(pool), pool
 }
 
