@@ -39,8 +39,9 @@ type Spec struct {
 	Streams []jetstream.StreamConfig
 	// Gateway options (forwarded headers, validation style).
 	Gateway []gateway.Option
-	// Unary are the service's own gRPC interceptors (authentication).
-	Unary []grpc.UnaryServerInterceptor
+	// Unary returns the service's own gRPC interceptors (authentication). It runs once the database
+	// is open, since checking a credential usually needs it.
+	Unary func(*Platform) []grpc.UnaryServerInterceptor
 }
 
 // Platform is a started service's shared infrastructure.
@@ -88,6 +89,10 @@ func Open(ctx context.Context, spec Spec, getenv func(string) string, stdout io.
 	}
 	p.closers = append(p.closers, p.Bus.Close)
 
+	var unary []grpc.UnaryServerInterceptor
+	if spec.Unary != nil {
+		unary = spec.Unary(p)
+	}
 	p.Server, err = serve.New(serve.Config{
 		Name:            spec.Name,
 		HTTPAddr:        spec.Service.HTTPAddr,
@@ -96,7 +101,7 @@ func Open(ctx context.Context, spec Spec, getenv func(string) string, stdout io.
 		Logger:          p.Log,
 		Readiness:       map[string]serve.Check{"database": pg.Ready(p.Pool)},
 		Gateway:         spec.Gateway,
-		Unary:           spec.Unary,
+		Unary:           unary,
 	})
 	if err != nil {
 		return nil, err

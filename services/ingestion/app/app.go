@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/trustlayer/trustlayer/pkg/auth"
 	"github.com/trustlayer/trustlayer/pkg/bus"
 	"github.com/trustlayer/trustlayer/pkg/config"
@@ -94,7 +96,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		gateway.WithValidationStyle(gateway.FastAPI),
 		gateway.WithIncomingHeaders(auth.AdminHeader))
 	// Every ingestion route but /v1/build (the shared BuildService) needs the admin token.
-	spec.Unary = append(spec.Unary, auth.RequireAdmin(spec.Service.AdminToken, "/ingestion.v1."))
+	spec.Unary = func(*platform.Platform) []grpc.UnaryServerInterceptor {
+		return []grpc.UnaryServerInterceptor{auth.RequireAdmin(spec.Service.AdminToken, "/ingestion.v1.")}
+	}
 	return Config{Spec: spec, Settings: settings}, nil
 }
 

@@ -10,8 +10,11 @@ import (
 
 // Caller is the organization and key behind a request.
 type Caller struct {
-	OrganizationID uuid.UUID
-	KeyID          uuid.UUID
+	OrganizationID   uuid.UUID
+	OrganizationName string
+	KeyID            uuid.UUID
+	KeyName          string
+	KeyPrefix        string
 }
 
 type key struct{}

@@ -1,0 +1,65 @@
+// Package api implements the verification service's gRPC servers (and so, through the gateway, its
+// JSON routes): it translates between proto and the use cases and maps their errors.
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/trustlayer/trustlayer/pkg/apierror"
+	"github.com/trustlayer/trustlayer/pkg/auth"
+	"github.com/trustlayer/trustlayer/services/verification/internal/identity"
+	"github.com/trustlayer/trustlayer/services/verification/internal/tenancy"
+)
+
+// Authentication failures of bearer routes: a plain-string detail, as Document 1 ("Errors") has for
+// authentication failures.
+var (
+	errMissingBearer = apierror.New(http.StatusUnauthorized, "Missing bearer token")
+	errInvalidBearer = apierror.New(http.StatusUnauthorized, "Invalid or revoked API key")
+)
+
+const (
+	servicePrefix = "/verification.v1."
+	adminPrefix   = "/verification.v1.OrganizationService/"
+)
+
+// Authenticate guards every verification.v1 method: OrganizationService takes the admin token
+// (X-Admin-Token), every other service a bearer API key, whose caller it puts in the context
+// (identity.From). Methods of other packages (build info, health) pass.
+func Authenticate(adminToken string, tenants *tenancy.Service) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if !strings.HasPrefix(info.FullMethod, servicePrefix) {
+			return handler(ctx, req)
+		}
+		md, _ := metadata.FromIncomingContext(ctx)
+		if strings.HasPrefix(info.FullMethod, adminPrefix) {
+			if v := md.Get(strings.ToLower(auth.AdminHeader)); len(v) != 1 || !auth.AdminTokenMatches(v[0], adminToken) {
+				return nil, auth.ErrAdminToken
+			}
+			return handler(ctx, req)
+		}
+		var token string
+		if v := md.Get("authorization"); len(v) == 1 {
+			token = auth.BearerToken(v[0])
+		}
+		if token == "" {
+			return nil, errMissingBearer
+		}
+		key, org, err := tenants.Authenticate(ctx, token)
+		if errors.Is(err, tenancy.ErrUnauthenticated) {
+			return nil, errInvalidBearer
+		}
+		if err != nil {
+			return nil, err
+		}
+		return handler(identity.With(ctx, identity.Caller{
+			OrganizationID: org.ID, OrganizationName: org.Name, KeyID: key.ID, KeyName: key.Name, KeyPrefix: key.Prefix,
+		}), req)
+	}
+}

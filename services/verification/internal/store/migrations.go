@@ -1,0 +1,22 @@
+// Package store is the verification service's PostgreSQL persistence (pgx) and its embedded migrations.
+package store
+
+import (
+	"embed"
+	"io/fs"
+
+	"github.com/trustlayer/trustlayer/pkg/pg"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Migrations is the service's migration set: one numbered sequence shared by every part of the
+// service (00001 organizations and keys, 00002 registry intelligence, ...).
+func Migrations() pg.MigrationSet {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		panic(err) // fixed at build time
+	}
+	return pg.MigrationSet{Name: "verification", FS: sub}
+}
