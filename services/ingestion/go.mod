@@ -8,7 +8,6 @@ require (
 	github.com/sergi/go-diff v1.4.0
 	github.com/trustlayer/trustlayer/pkg v0.0.0
 	github.com/trustlayer/trustlayer/proto v0.0.0
-	gocloud.dev v0.47.0
 	golang.org/x/net v0.61.0
 	golang.org/x/text v0.43.0
 	google.golang.org/grpc v1.85.0
@@ -75,6 +74,7 @@ require (
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.11.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
+	gocloud.dev v0.47.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
