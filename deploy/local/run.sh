@@ -168,6 +168,7 @@ export NATS_URL=${NATS_URL:-nats://127.0.0.1:$NATS_PORT}
 # The ingestion archive lives in the git-ignored local folder (its default, under /var/lib, is for
 # servers).
 export INGESTION_BLOB_URL=${INGESTION_BLOB_URL:-file://$LOCAL_DIR/archive/ingestion?create_dir=1}
+export VERIFICATION_BLOB_URL=${VERIFICATION_BLOB_URL:-file://$LOCAL_DIR/blobs/verification?create_dir=1}
 generated=()
 for svc in "${SERVICES[@]}"; do
   p=$(prefix "$svc")

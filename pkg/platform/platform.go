@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
@@ -212,7 +214,17 @@ func LoadSpec(getenv func(string) string, name, prefix, httpAddr, grpcAddr strin
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
-		return Spec{}, fmt.Errorf("invalid configuration:\n%w", err)
+		// A variable that several parts read would otherwise be reported once per part.
+		lines := strings.Split(err.Error(), "\n")
+		seen := map[string]bool{}
+		out := lines[:0]
+		for _, l := range lines {
+			if !seen[l] {
+				seen[l] = true
+				out = append(out, l)
+			}
+		}
+		return Spec{}, fmt.Errorf("invalid configuration:\n%s", strings.Join(out, "\n"))
 	}
 	return spec, nil
 }
@@ -227,5 +239,7 @@ func ConfigVars(prefix string, extras ...any) []string {
 		own, _ := config.Vars(prefix, extra)
 		vars = append(vars, own...)
 	}
-	return vars
+	// Parts of a service may share a variable (ALLOW_PRIVATE_CIDRS): list it once.
+	slices.Sort(vars)
+	return slices.Compact(vars)
 }

@@ -162,8 +162,8 @@ func (x *IntelChange) GetDetectedAt() *timestamppb.Timestamp {
 }
 
 // WebhookDeliveryJob is the payload of subject webhook.delivery (a work queue): deliver one stored
-// delivery now. The NATS message id is delivery_id plus attempt number, so a job is enqueued once per
-// attempt.
+// delivery now. Each job is its own outbox row (random message id); a duplicate or stale job is
+// stopped by the delivery's lease and attempt count, not by the message id.
 type WebhookDeliveryJob struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	DeliveryId    string                 `protobuf:"bytes,1,opt,name=delivery_id,json=deliveryId,proto3" json:"delivery_id,omitempty"`

@@ -5,18 +5,28 @@ package app
 
 import (
 	"context"
+	"errors"
 	"io"
+	"net/url"
+	"time"
 
 	"google.golang.org/grpc"
 
 	"github.com/trustlayer/trustlayer/pkg/auth"
+	"github.com/trustlayer/trustlayer/pkg/blobstore"
 	"github.com/trustlayer/trustlayer/pkg/bus"
+	"github.com/trustlayer/trustlayer/pkg/config"
 	"github.com/trustlayer/trustlayer/pkg/gateway"
 	"github.com/trustlayer/trustlayer/pkg/platform"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/api"
+	"github.com/trustlayer/trustlayer/services/verification/internal/feeds"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelwire"
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"
 	"github.com/trustlayer/trustlayer/services/verification/internal/tenancy"
+	"github.com/trustlayer/trustlayer/services/verification/internal/web"
+	"github.com/trustlayer/trustlayer/services/verification/internal/webhookwire"
 )
 
 const (
@@ -26,14 +36,48 @@ const (
 	EnvPrefix = "VERIFICATION_"
 )
 
+// Settings are the verification service's own variables (behind EnvPrefix).
+type Settings struct {
+	// BlobURL is the bucket of data-feed artifacts (gocloud.dev/blob URL).
+	BlobURL string `env:"BLOB_URL" envDefault:"file:///var/lib/trustlayer/verification/blobs?create_dir=1"`
+	// FeedExportInterval is how often the data feeds are exported.
+	FeedExportInterval time.Duration `env:"FEED_EXPORT_INTERVAL" envDefault:"1h"`
+	// PublicURL is the service's external base URL, used in download links (default: the Host the
+	// request came to, over http).
+	PublicURL string `env:"PUBLIC_URL"`
+}
+
+// Validate checks the settings; prefix is EnvPrefix.
+func (s *Settings) Validate(prefix string) error {
+	var errs []error
+	if u, err := url.Parse(s.BlobURL); err != nil || !(u.Scheme == "file" && u.Path != "" || u.Scheme == "s3" && u.Host != "" || u.Scheme == "mem") {
+		errs = append(errs, config.Invalid(prefix+"BLOB_URL", "want file:///path, s3://bucket or mem:// (got %q)", s.BlobURL))
+	}
+	if s.FeedExportInterval < time.Minute {
+		errs = append(errs, config.Invalid(prefix+"FEED_EXPORT_INTERVAL", "must be at least 1m"))
+	}
+	if s.PublicURL != "" {
+		if err := config.CheckURL(prefix+"PUBLIC_URL", s.PublicURL, "http", "https"); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Config is the whole configuration of the service.
 type Config struct {
-	Spec platform.Spec
+	Spec     platform.Spec
+	Settings Settings
+	Intel    intelwire.Settings
+	Webhooks webhookwire.Settings
 }
 
 // LoadConfig reads the service's configuration from getenv (defaults: HTTP :8081, gRPC :9091).
 func LoadConfig(getenv func(string) string) (Config, error) {
-	spec, err := platform.LoadSpec(getenv, Name, EnvPrefix, ":8081", ":9091")
+	var settings Settings
+	var intel intelwire.Settings
+	var hooks webhookwire.Settings
+	spec, err := platform.LoadSpec(getenv, Name, EnvPrefix, ":8081", ":9091", &settings, &intel, &hooks)
 	if err != nil {
 		return Config{}, err
 	}
@@ -46,20 +90,62 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		tenants := tenancy.NewService(store.New(p.Pool))
 		return []grpc.UnaryServerInterceptor{api.Authenticate(spec.Service.AdminToken, tenants)}
 	}
-	return Config{Spec: spec}, nil
+	return Config{Spec: spec, Settings: settings, Intel: intel, Webhooks: hooks}, nil
 }
 
 // ConfigVars lists every environment variable the service reads.
-func ConfigVars() []string { return platform.ConfigVars(EnvPrefix) }
+func ConfigVars() []string {
+	return platform.ConfigVars(EnvPrefix, &Settings{}, &intelwire.Settings{}, &webhookwire.Settings{})
+}
 
-// Register adds the service's APIs to an opened platform.
-func Register(_ context.Context, _ Config, p *platform.Platform) error {
+// Register adds the service's APIs and loops to an opened platform.
+func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 	tenants := tenancy.NewService(store.New(p.Pool))
 	if err := p.Server.Register(&verificationv1.OrganizationService_ServiceDesc, api.NewOrganizations(tenants),
 		verificationv1.RegisterOrganizationServiceHandler); err != nil {
 		return err
 	}
-	return p.Server.Register(&verificationv1.IdentityService_ServiceDesc, api.Identity{}, verificationv1.RegisterIdentityServiceHandler)
+	if err := p.Server.Register(&verificationv1.IdentityService_ServiceDesc, api.Identity{}, verificationv1.RegisterIdentityServiceHandler); err != nil {
+		return err
+	}
+	if err := intelwire.Register(ctx, p, cfg.Intel); err != nil {
+		return err
+	}
+	if err := webhookwire.Register(ctx, p, cfg.Webhooks, serverCatalog{store.NewRegistry(p.Pool)}); err != nil {
+		return err
+	}
+	return registerFeeds(ctx, cfg, p)
+}
+
+// serverCatalog tells the watch routes which servers the registry sync knows.
+type serverCatalog struct{ registry *store.Registry }
+
+func (c serverCatalog) Exists(ctx context.Context, namespace, name string) (bool, error) {
+	_, err := c.registry.ServerID(ctx, intel.ServerKey{Namespace: namespace, Name: name})
+	if errors.Is(err, intel.ErrServerNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// registerFeeds wires the data feeds: the exporter loop, the listing API and the signed downloads.
+func registerFeeds(ctx context.Context, cfg Config, p *platform.Platform) error {
+	blobs, err := blobstore.Open(ctx, cfg.Settings.BlobURL)
+	if err != nil {
+		return err
+	}
+	p.OnClose(func() { _ = blobs.Close() })
+	artifacts := store.NewFeeds(p.Pool)
+	// Download URLs are signed with a key derived from the admin token, which every replica shares.
+	signer := feeds.NewSigner(cfg.Spec.Service.AdminToken)
+	if err := p.Server.Register(&verificationv1.DataFeedService_ServiceDesc,
+		api.NewFeeds(feeds.NewService(artifacts, signer), cfg.Settings.PublicURL), verificationv1.RegisterDataFeedServiceHandler); err != nil {
+		return err
+	}
+	p.Server.Handle("GET "+feeds.FilePath+"{id}", &web.FeedFiles{Store: artifacts, Blobs: blobs, Signer: signer, Log: p.Log})
+	exporter := feeds.NewExporter(store.NewFeedSource(p.Pool), artifacts, blobs, p.Log)
+	p.Go(func(ctx context.Context) error { return exporter.Run(ctx, cfg.Settings.FeedExportInterval) })
+	return nil
 }
 
 // Main runs the service binary with its arguments ("serve" by default, or "migrate").

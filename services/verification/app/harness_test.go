@@ -20,12 +20,13 @@ const adminToken = "verification-test-admin-token"
 
 // stack is one verification service started in-process.
 type stack struct {
-	t    *testing.T
-	base string
-	pool *pgxpool.Pool
+	t       *testing.T
+	base    string
+	pool    *pgxpool.Pool
+	blobURL string
 }
 
-func startService(t *testing.T) *stack {
+func startService(t *testing.T, extra ...map[string]string) *stack {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	env := map[string]string{
@@ -33,8 +34,14 @@ func startService(t *testing.T) *stack {
 		"VERIFICATION_ADMIN_TOKEN":  adminToken,
 		"VERIFICATION_HTTP_ADDR":    "127.0.0.1:0",
 		"VERIFICATION_GRPC_ADDR":    "127.0.0.1:0",
+		"VERIFICATION_BLOB_URL":     "file://" + t.TempDir() + "?create_dir=1",
 		"NATS_URL":                  natstest.URL(),
 		"NATS_NAMESPACE":            natstest.Namespace(t),
+	}
+	for _, e := range extra {
+		for k, v := range e {
+			env[k] = v
+		}
 	}
 	getenv := func(k string) string { return env[k] }
 	cfg, err := app.LoadConfig(getenv)
@@ -58,7 +65,7 @@ func startService(t *testing.T) *stack {
 		<-done
 		p.Close()
 	})
-	return &stack{t: t, base: "http://" + p.Server.HTTPAddr(), pool: p.Pool}
+	return &stack{t: t, base: "http://" + p.Server.HTTPAddr(), pool: p.Pool, blobURL: env["VERIFICATION_BLOB_URL"]}
 }
 
 type reply struct {

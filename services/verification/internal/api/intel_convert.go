@@ -1,0 +1,124 @@
+package api
+
+import (
+	"time"
+
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
+)
+
+// intelTime returns nil for a zero time, so that absent registry timestamps are absent in JSON.
+func intelTime(t time.Time) *timestamppb.Timestamp {
+	if t.IsZero() {
+		return nil
+	}
+	return timestamppb.New(t)
+}
+
+// intelServerJSON returns a snapshot's server.json as a Struct.
+func intelServerJSON(s intel.Server) *structpb.Struct {
+	out := &structpb.Struct{}
+	if err := out.UnmarshalJSON(s.JSON); err != nil {
+		return nil // validated as a JSON object when observed; unreachable
+	}
+	return out
+}
+
+func intelServerToProto(st intel.ServerState) *verificationv1.IntelligenceServerResponse {
+	cur := st.Current
+	srv := cur.Server
+	out := &verificationv1.IntelligenceServerResponse{
+		Namespace: st.Key.Namespace, Name: st.Key.Name, FullName: st.Key.String(),
+		Version: srv.Version, Status: cur.Status, StatusMessage: cur.StatusMessage,
+		Title: srv.Title, Description: srv.Description, WebsiteUrl: srv.WebsiteURL,
+		Packages: make([]*verificationv1.IntelligencePackage, 0, len(srv.Packages)),
+		Remotes:  make([]*verificationv1.IntelligenceRemote, 0, len(srv.Remotes)),
+		IsLatest: cur.IsLatest, PublishedAt: intelTime(cur.PublishedAt), RegistryUpdatedAt: intelTime(cur.UpdatedAt),
+		Registry: cur.Registry, SnapshotId: cur.ID.String(), ContentHash: cur.ContentHash,
+		FirstSeenAt: intelTime(st.FirstSeenAt), LastSeenAt: intelTime(st.LastSeenAt),
+		ChangeCount: int32(st.ChangeCount), HighRiskChangeCount: int32(st.HighRiskChangeCount),
+		ServerJson: intelServerJSON(srv),
+	}
+	if r := srv.Repository; r != nil {
+		out.Repository = &verificationv1.IntelligenceRepository{Url: r.URL, Source: r.Source, Id: r.ID, Subfolder: r.Subfolder}
+	}
+	for _, p := range srv.Packages {
+		out.Packages = append(out.Packages, &verificationv1.IntelligencePackage{
+			RegistryType: p.RegistryType, RegistryBaseUrl: p.RegistryBaseURL, Identifier: p.Identifier, Version: p.Version,
+			FileSha256: p.FileSHA256, RuntimeHint: p.RuntimeHint,
+			Transport:            &verificationv1.IntelligenceTransport{Type: p.Transport.Type, Url: p.Transport.URL, Headers: intelInputs(p.Transport.Headers)},
+			EnvironmentVariables: intelInputs(p.EnvironmentVariables),
+		})
+	}
+	for _, r := range srv.Remotes {
+		out.Remotes = append(out.Remotes, &verificationv1.IntelligenceRemote{Type: r.Type, Url: r.URL, Headers: intelInputs(r.Headers)})
+	}
+	if st.LatestChange != nil {
+		out.LatestChange = intelChangeToProto(*st.LatestChange)
+	}
+	return out
+}
+
+func intelInputs(in []intel.Input) []*verificationv1.IntelligenceInput {
+	out := make([]*verificationv1.IntelligenceInput, 0, len(in))
+	for _, i := range in {
+		out = append(out, &verificationv1.IntelligenceInput{
+			Name: i.Name, Description: i.Description, IsRequired: i.IsRequired, IsSecret: i.IsSecret, Format: i.Format, Default: i.Default,
+		})
+	}
+	return out
+}
+
+func intelHistoryEntryToProto(s intel.Snapshot) *verificationv1.IntelligenceHistoryEntry {
+	return &verificationv1.IntelligenceHistoryEntry{
+		SnapshotId: s.ID.String(), Version: s.Server.Version, Status: s.Status, StatusMessage: s.StatusMessage,
+		IsLatest: s.IsLatest, ContentHash: s.ContentHash, Registry: s.Registry,
+		PublishedAt: intelTime(s.PublishedAt), RegistryUpdatedAt: intelTime(s.UpdatedAt), ObservedAt: intelTime(s.ObservedAt),
+		ServerJson: intelServerJSON(s.Server),
+	}
+}
+
+func intelChangeToProto(c intel.Change) *verificationv1.IntelligenceChange {
+	return &verificationv1.IntelligenceChange{
+		Id: c.ID.String(), Namespace: c.Key.Namespace, Name: c.Key.Name, FromVersion: c.FromVersion, ToVersion: c.ToVersion,
+		FromSnapshotId: c.FromSnapshotID.String(), ToSnapshotId: c.ToSnapshotID.String(),
+		Field: c.Field, OldValue: c.Old, NewValue: c.New, ChangeType: string(c.Type), Risk: string(c.Risk),
+		Summary: c.Summary, DetectedAt: intelTime(c.DetectedAt),
+	}
+}
+
+func intelChangesToProto(items []intel.Change, next string) *verificationv1.IntelligenceChangesResponse {
+	out := &verificationv1.IntelligenceChangesResponse{Items: make([]*verificationv1.IntelligenceChange, 0, len(items)), NextCursor: next}
+	for _, c := range items {
+		out.Items = append(out.Items, intelChangeToProto(c))
+	}
+	return out
+}
+
+func intelDiffToProto(changes []intel.FieldChange) []*verificationv1.IntelligenceDiffEntry {
+	out := make([]*verificationv1.IntelligenceDiffEntry, 0, len(changes))
+	for _, c := range changes {
+		out = append(out, &verificationv1.IntelligenceDiffEntry{
+			Field: c.Field, Old: c.Old, New: c.New, ChangeType: string(c.Type), Risk: string(c.Risk), Summary: c.Summary,
+		})
+	}
+	return out
+}
+
+func intelCompareResultToProto(r intel.CompareResult) *verificationv1.IntelligenceCompareResult {
+	out := &verificationv1.IntelligenceCompareResult{
+		Index: int32(r.Index), Namespace: r.Item.Key.Namespace, Name: r.Item.Key.Name, From: r.Item.From, To: r.Item.To,
+		Changes: []*verificationv1.IntelligenceDiffEntry{},
+	}
+	if r.Err != nil {
+		out.Error = intelItemError(r.Err, r.Item.Key)
+		return out
+	}
+	out.FromSnapshotId, out.ToSnapshotId = r.Diff.From.ID.String(), r.Diff.To.ID.String()
+	out.Changes = intelDiffToProto(r.Diff.Changes)
+	out.HighestRisk = string(intel.HighestRisk(r.Diff.Changes))
+	return out
+}

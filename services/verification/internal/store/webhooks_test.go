@@ -1,0 +1,169 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/trustlayer/trustlayer/pkg/outbox"
+	"github.com/trustlayer/trustlayer/pkg/pgtest"
+	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
+	"github.com/trustlayer/trustlayer/services/verification/internal/store"
+	"github.com/trustlayer/trustlayer/services/verification/internal/webhooks"
+)
+
+// webhookFixture stores an organization watching "acme/weather" with one endpoint, and returns the
+// pool, the store and the endpoint.
+func webhookFixture(t *testing.T) (*pgxpool.Pool, *store.Webhooks, webhooks.Endpoint) {
+	t.Helper()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t, outbox.Migrations(), store.Migrations())
+	org := uuid.New()
+	if _, err := pool.Exec(ctx, `INSERT INTO organizations (id, name) VALUES ($1, 'acme')`, org); err != nil {
+		t.Fatal(err)
+	}
+	s := store.NewWebhooks(pool)
+	e, err := s.CreateEndpoint(ctx, webhooks.Endpoint{ID: uuid.New(), OrganizationID: org, URL: "https://hooks.example.com", EventTypes: []string{}}, "whsec_AAAA", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateWatch(ctx, webhooks.Watch{ID: uuid.New(), OrganizationID: org, Namespace: "acme", Name: "weather",
+		State: webhooks.WatchActive, Filters: webhooks.Filters{ChangeTypes: []string{}, MinRisk: "low", EndpointIDs: []uuid.UUID{}}}, 10); err != nil {
+		t.Fatal(err)
+	}
+	return pool, s, e
+}
+
+// record stores a change and returns its delivery id.
+func record(t *testing.T, s *store.Webhooks, pool *pgxpool.Pool) uuid.UUID {
+	t.Helper()
+	ctx := context.Background()
+	changeID := uuid.NewString()
+	n, err := s.RecordChange(ctx, webhooks.Change{ID: changeID, Namespace: "acme", Name: "weather", ChangeType: "x", Risk: "low"},
+		webhooks.Event{ID: uuid.New(), ChangeID: changeID, Type: webhooks.EventTypeIntelChange, Payload: []byte(`{}`)}, time.Hour)
+	if err != nil || n != 1 {
+		t.Fatalf("RecordChange = %d, %v; want 1 delivery", n, err)
+	}
+	var id uuid.UUID
+	if err := pool.QueryRow(ctx, `SELECT d.id FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE e.change_id = $1`, changeID).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func TestWebhookRecordsAreImmutable(t *testing.T) {
+	t.Parallel()
+	pool, s, _ := webhookFixture(t)
+	ctx := context.Background()
+	id := record(t, s, pool)
+	ran, err := s.Attempt(ctx, id, 1, time.Minute, func(context.Context, webhooks.Claim) (webhooks.Outcome, error) {
+		now := time.Now()
+		return webhooks.Outcome{Status: webhooks.StatusSucceeded, Attempt: &webhooks.Attempt{Attempt: 1, StatusCode: 200, StartedAt: now, FinishedAt: now}}, nil
+	})
+	if err != nil || !ran {
+		t.Fatalf("Attempt = %v, %v", ran, err)
+	}
+	for _, q := range []string{
+		`UPDATE webhook_attempts SET status_code = 500`,
+		`DELETE FROM webhook_attempts`,
+		`UPDATE webhook_events SET payload = '\x00'`,
+		`DELETE FROM webhook_events`,
+	} {
+		if _, err := pool.Exec(ctx, q); err == nil {
+			t.Errorf("%s: succeeded, want the trigger to reject it", q)
+		}
+	}
+}
+
+func TestAttemptSkipsStaleJobs(t *testing.T) {
+	t.Parallel()
+	pool, s, _ := webhookFixture(t)
+	ctx := context.Background()
+	id := record(t, s, pool)
+	called := false
+	send := func(context.Context, webhooks.Claim) (webhooks.Outcome, error) {
+		called = true
+		return webhooks.Outcome{Status: webhooks.StatusPending, NextAttemptAt: time.Now().Add(-time.Second),
+			Attempt: &webhooks.Attempt{Attempt: 1, StatusCode: 500, StartedAt: time.Now(), FinishedAt: time.Now()}}, nil
+	}
+	if ran, err := s.Attempt(ctx, id, 2, time.Minute, send); err != nil || ran || called {
+		t.Fatalf("attempt 2 before attempt 1: ran=%v err=%v, want skipped", ran, err)
+	}
+	// While a worker holds the lease, a copy of the job finds the delivery taken.
+	leased := func(ctx context.Context, c webhooks.Claim) (webhooks.Outcome, error) {
+		if ran, err := s.Attempt(ctx, id, 1, time.Minute, send); err != nil || ran {
+			t.Errorf("copy of the job during the lease: ran=%v err=%v, want skipped", ran, err)
+		}
+		return send(ctx, c)
+	}
+	if ran, err := s.Attempt(ctx, id, 1, time.Minute, leased); err != nil || !ran {
+		t.Fatalf("attempt 1: ran=%v err=%v", ran, err)
+	}
+	if ran, _ := s.Attempt(ctx, id, 1, time.Minute, send); ran {
+		t.Fatal("a duplicate job for attempt 1 ran again")
+	}
+
+	// The retry is due (its time is in the past): the scheduler enqueues attempt 2 once.
+	if n, err := s.EnqueueDue(ctx, 10, time.Hour); err != nil || n != 1 {
+		t.Fatalf("EnqueueDue = %d, %v; want 1", n, err)
+	}
+	if n, _ := s.EnqueueDue(ctx, 10, time.Hour); n != 0 {
+		t.Fatalf("EnqueueDue again = %d, want 0 (due time moved ahead)", n)
+	}
+	var payload []byte
+	if err := pool.QueryRow(ctx, `SELECT payload FROM outbox WHERE subject = 'webhook.delivery' ORDER BY seq DESC LIMIT 1`).Scan(&payload); err != nil {
+		t.Fatal(err)
+	}
+	var job verificationv1.WebhookDeliveryJob
+	if err := proto.Unmarshal(payload, &job); err != nil || job.GetDeliveryId() != id.String() || job.GetAttempt() != 2 {
+		t.Fatalf("job = %v (%v), want delivery %s attempt 2", &job, err, id)
+	}
+}
+
+// TestExpiredLeaseFreesDelivery: a worker that failed to record (or crashed) leaves nothing behind
+// but its lease; once the lease runs out the redelivered job makes the attempt.
+func TestExpiredLeaseFreesDelivery(t *testing.T) {
+	t.Parallel()
+	pool, s, _ := webhookFixture(t)
+	ctx := context.Background()
+	id := record(t, s, pool)
+	crash := func(context.Context, webhooks.Claim) (webhooks.Outcome, error) {
+		return webhooks.Outcome{}, context.Canceled
+	}
+	if ran, err := s.Attempt(ctx, id, 1, 200*time.Millisecond, crash); err == nil || ran {
+		t.Fatalf("crashed attempt: ran=%v err=%v", ran, err)
+	}
+	ok := func(context.Context, webhooks.Claim) (webhooks.Outcome, error) {
+		now := time.Now()
+		return webhooks.Outcome{Status: webhooks.StatusSucceeded, Attempt: &webhooks.Attempt{Attempt: 1, StatusCode: 204, StartedAt: now, FinishedAt: now}}, nil
+	}
+	if ran, _ := s.Attempt(ctx, id, 1, time.Minute, ok); ran {
+		t.Fatal("the delivery was taken again during the lease")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ran, err := s.Attempt(ctx, id, 1, time.Minute, ok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ran {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the lease never ran out")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var status string
+	var leased bool
+	if err := pool.QueryRow(ctx, `SELECT status, lease_until IS NOT NULL FROM webhook_deliveries WHERE id = $1`, id).Scan(&status, &leased); err != nil {
+		t.Fatal(err)
+	}
+	if status != webhooks.StatusSucceeded || leased {
+		t.Fatalf("delivery %s (leased %v), want succeeded without a lease", status, leased)
+	}
+}

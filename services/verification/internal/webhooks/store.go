@@ -1,0 +1,97 @@
+package webhooks
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Store persists watches, endpoints and deliveries. Lookups scoped to an organization return
+// ErrNotFound for a row of another organization, so that nobody learns another's ids exist. Methods
+// that enqueue a delivery job write it to the outbox in the same transaction as the delivery.
+type Store interface {
+	// CreateEndpoint stores e with its secret unless the organization already has limit endpoints that
+	// are not revoked (ErrEndpointLimit).
+	CreateEndpoint(ctx context.Context, e Endpoint, secret string, limit int) (Endpoint, error)
+	// ListEndpoints lists the organization's endpoints that are not revoked, oldest first.
+	ListEndpoints(ctx context.Context, organizationID uuid.UUID) ([]Endpoint, error)
+	// RevokeEndpoint revokes an endpoint; an unknown or revoked one is ErrNotFound.
+	RevokeEndpoint(ctx context.Context, organizationID, id uuid.UUID) error
+	// EnableEndpoint clears the disabled state and the failure count.
+	EnableEndpoint(ctx context.Context, organizationID, id uuid.UUID) (Endpoint, error)
+	// MissingEndpoints returns those of ids that are not endpoints of the organization (or are revoked).
+	MissingEndpoints(ctx context.Context, organizationID uuid.UUID, ids []uuid.UUID) ([]uuid.UUID, error)
+
+	// CreateWatch stores w unless the organization already has a watch of the server that is not
+	// archived (*WatchExistsError) or limit active watches (ErrWatchLimit).
+	CreateWatch(ctx context.Context, w Watch, limit int) (Watch, error)
+	// GetWatch returns the organization's active watch of a server.
+	GetWatch(ctx context.Context, organizationID uuid.UUID, namespace, name string) (Watch, error)
+	// ArchiveWatch archives the organization's watch of a server.
+	ArchiveWatch(ctx context.Context, organizationID uuid.UUID, namespace, name string) error
+
+	// RecordChange handles a change once: the first call for a change id stores ev and one pending
+	// delivery (with its job) for each endpoint whose organization's watch matches c, all in one
+	// transaction, and returns how many deliveries it created; later calls return 0.
+	RecordChange(ctx context.Context, c Change, ev Event, requeueAfter time.Duration) (int, error)
+	// Attempt leases the delivery for lease and calls send when the delivery is pending, has made
+	// attempt-1 attempts and is not leased already, then records send's outcome (and ends the lease)
+	// in one transaction. It reports whether send ran: a delivery another worker holds, or that has
+	// moved on, is skipped. A send error records nothing; the lease then runs out.
+	Attempt(ctx context.Context, deliveryID uuid.UUID, attempt int, lease time.Duration, send func(context.Context, Claim) (Outcome, error)) (bool, error)
+	// EnqueueDue enqueues a job for up to limit pending deliveries whose due time has passed and moves
+	// their due time requeueAfter ahead; it returns how many it enqueued.
+	EnqueueDue(ctx context.Context, limit int, requeueAfter time.Duration) (int, error)
+	// PruneInbox forgets handled change ids older than age.
+	PruneInbox(ctx context.Context, age time.Duration) error
+
+	// GetDelivery returns a delivery of the organization with its attempts.
+	GetDelivery(ctx context.Context, organizationID, id uuid.UUID) (Delivery, error)
+	// ListDeliveries returns a page of an endpoint's deliveries, newest first, and the next cursor.
+	ListDeliveries(ctx context.Context, organizationID, endpointID uuid.UUID, page Page) ([]Delivery, string, error)
+	// Replay creates a pending delivery of the same event to the same endpoint (with its job);
+	// ErrEndpointDisabled or ErrEndpointRevoked when the endpoint cannot receive it.
+	Replay(ctx context.Context, organizationID, id uuid.UUID, requeueAfter time.Duration) (Delivery, error)
+}
+
+// Claim is a locked delivery, with what the worker needs to send it.
+type Claim struct {
+	DeliveryID uuid.UUID
+	Attempt    int
+	EventID    uuid.UUID
+	Payload    []byte
+	Endpoint   ClaimedEndpoint
+}
+
+// ClaimedEndpoint is the receiving endpoint as the worker sees it, secret included.
+type ClaimedEndpoint struct {
+	ID       uuid.UUID
+	URL      string
+	Secret   string
+	Disabled bool
+	Revoked  bool
+}
+
+// Outcome is what becomes of a claimed delivery.
+type Outcome struct {
+	// Attempt is the record of the POST; nil when none was sent (endpoint disabled or revoked).
+	Attempt       *Attempt
+	Status        string
+	FailureReason string
+	// NextAttemptAt is when the retry is due; zero unless Status is pending.
+	NextAttemptAt time.Time
+	Endpoint      EndpointEffect
+}
+
+// EndpointEffect is what the outcome does to the endpoint's health.
+type EndpointEffect struct {
+	// Succeeded resets the endpoint's consecutive failures.
+	Succeeded bool
+	// Gone disables the endpoint at once (the receiver answered 410).
+	Gone bool
+	// Exhausted counts one more failed delivery and disables the endpoint when the count reaches
+	// DisableAfter.
+	Exhausted    bool
+	DisableAfter int
+}

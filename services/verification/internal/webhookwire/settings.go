@@ -1,0 +1,99 @@
+// Package webhookwire puts the watch and webhook pipeline onto a started platform: the store, the use
+// cases, the WebhookService API, the change matcher (a durable consumer of intel.change.>), the pool of
+// delivery workers (a durable consumer of the webhook.delivery work queue), the retry scheduler and a
+// relay that the outbox wakes through LISTEN/NOTIFY.
+package webhookwire
+
+import (
+	"errors"
+	"net/netip"
+	"time"
+
+	"github.com/trustlayer/trustlayer/pkg/config"
+	"github.com/trustlayer/trustlayer/pkg/safehttp"
+	"github.com/trustlayer/trustlayer/services/verification/internal/webhooks"
+)
+
+// Settings are the pipeline's environment variables, read behind the service prefix (VERIFICATION_).
+type Settings struct {
+	// Workers is how many deliveries are POSTed at once per replica. A worker holds no database
+	// connection while it waits for a receiver, so slow receivers cost goroutines, not connections.
+	Workers int `env:"WEBHOOK_WORKERS" envDefault:"32"`
+	// AllowPrivateCIDRs lists the private networks endpoints may live in (default none); inside them,
+	// plain http is accepted for IP-literal URLs.
+	AllowPrivateCIDRs string `env:"ALLOW_PRIVATE_CIDRS"`
+	// Timeout caps one POST; a receiver should answer at once and do its work afterwards.
+	Timeout time.Duration `env:"WEBHOOK_TIMEOUT" envDefault:"10s"`
+	// MaxAttempts is how many POSTs a delivery gets before it is exhausted.
+	MaxAttempts int `env:"WEBHOOK_MAX_ATTEMPTS" envDefault:"10"`
+	// RetryBase and RetryMax shape the retry schedule (see webhooks.Config).
+	RetryBase time.Duration `env:"WEBHOOK_RETRY_BASE" envDefault:"30s"`
+	RetryMax  time.Duration `env:"WEBHOOK_RETRY_MAX" envDefault:"4h"`
+	// DisableAfter disables an endpoint after this many deliveries in a row exhausted their attempts.
+	DisableAfter int `env:"WEBHOOK_DISABLE_AFTER" envDefault:"5"`
+	// SchedulerInterval is how often due retries are looked for.
+	SchedulerInterval time.Duration `env:"WEBHOOK_SCHEDULER_INTERVAL" envDefault:"1s"`
+	// RequeueAfter is how long an enqueued job may go unanswered before it is enqueued again.
+	RequeueAfter time.Duration `env:"WEBHOOK_REQUEUE_AFTER" envDefault:"15m"`
+	// MaxActiveWatches caps an organization's active watches (403 watch_limit_reached).
+	MaxActiveWatches int `env:"WATCH_LIMIT" envDefault:"100"`
+	// MaxEndpoints caps an organization's endpoints (403 webhook_endpoint_limit_reached).
+	MaxEndpoints int `env:"WEBHOOK_ENDPOINT_LIMIT" envDefault:"20"`
+
+	allowPrivate []netip.Prefix
+}
+
+// Validate checks the settings; prefix is the one they were loaded behind, so errors name the real
+// variables.
+func (s *Settings) Validate(prefix string) error {
+	var errs []error
+	bad := func(name, format string, args ...any) {
+		errs = append(errs, config.Invalid(prefix+name, format, args...))
+	}
+	cidrs, err := safehttp.ParseCIDRs(s.AllowPrivateCIDRs)
+	if err != nil {
+		bad("ALLOW_PRIVATE_CIDRS", "%v", err)
+	}
+	s.allowPrivate = cidrs
+	if s.Workers < 1 || s.Workers > 256 {
+		bad("WEBHOOK_WORKERS", "must be between 1 and 256")
+	}
+	if s.Timeout <= 0 || s.Timeout > time.Minute {
+		bad("WEBHOOK_TIMEOUT", "must be positive and at most 1m")
+	}
+	if s.MaxAttempts < 1 || s.MaxAttempts > 30 {
+		bad("WEBHOOK_MAX_ATTEMPTS", "must be between 1 and 30")
+	}
+	if s.RetryBase <= 0 {
+		bad("WEBHOOK_RETRY_BASE", "must be positive")
+	}
+	if s.RetryMax < s.RetryBase || s.RetryMax > 24*time.Hour {
+		bad("WEBHOOK_RETRY_MAX", "must be at least WEBHOOK_RETRY_BASE and at most 24h")
+	}
+	if s.DisableAfter < 1 {
+		bad("WEBHOOK_DISABLE_AFTER", "must be at least 1")
+	}
+	if s.SchedulerInterval <= 0 {
+		bad("WEBHOOK_SCHEDULER_INTERVAL", "must be positive")
+	}
+	// A job waits in the queue and runs for up to WEBHOOK_TIMEOUT; re-enqueueing it sooner than twice
+	// that would mostly duplicate jobs that are merely busy.
+	if s.RequeueAfter < 2*s.Timeout {
+		bad("WEBHOOK_REQUEUE_AFTER", "must be at least twice WEBHOOK_TIMEOUT")
+	}
+	if s.MaxActiveWatches < 1 {
+		bad("WATCH_LIMIT", "must be at least 1")
+	}
+	if s.MaxEndpoints < 1 {
+		bad("WEBHOOK_ENDPOINT_LIMIT", "must be at least 1")
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Settings) domainConfig() webhooks.Config {
+	return webhooks.Config{
+		MaxActiveWatches: s.MaxActiveWatches, MaxEndpoints: s.MaxEndpoints, Timeout: s.Timeout,
+		MaxAttempts: s.MaxAttempts, RetryBase: s.RetryBase, RetryMax: s.RetryMax, DisableAfter: s.DisableAfter,
+		RequeueAfter: s.RequeueAfter, AllowPrivate: s.allowPrivate,
+	}
+}
