@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -26,11 +25,7 @@ var migrations embed.FS
 
 // Migrations is the outbox's migration set; every service that publishes events applies it.
 func Migrations() pg.MigrationSet {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		panic(err) // the embedded directory is fixed at build time
-	}
-	return pg.MigrationSet{Name: "outbox", FS: sub}
+	return pg.EmbeddedSet("outbox", migrations, "migrations")
 }
 
 // Execer is what Enqueue needs: a pgx transaction (or pool, for an event that reports no other write).

@@ -52,6 +52,16 @@ type MigrationSet struct {
 	FS fs.FS
 }
 
+// EmbeddedSet returns the migration set named name whose files are in dir of an embedded file system
+// (//go:embed dir/*.sql).
+func EmbeddedSet(name string, fsys fs.FS, dir string) MigrationSet {
+	sub, err := fs.Sub(fsys, dir)
+	if err != nil {
+		panic(err) // the embedded directory is fixed at build time
+	}
+	return MigrationSet{Name: name, FS: sub}
+}
+
 // migrationLockID is the advisory lock every migration run takes, so that replicas starting together
 // apply each migration once.
 const migrationLockID = 7_311_902_115

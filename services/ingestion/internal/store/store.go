@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 	"time"
 
@@ -25,11 +24,7 @@ var migrations embed.FS
 
 // Migrations is the service's migration set.
 func Migrations() pg.MigrationSet {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		panic(err) // fixed at build time
-	}
-	return pg.MigrationSet{Name: "ingestion", FS: sub}
+	return pg.EmbeddedSet("ingestion", migrations, "migrations")
 }
 
 // Store implements ingest.Store on a pgx pool.

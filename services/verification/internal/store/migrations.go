@@ -3,7 +3,6 @@ package store
 
 import (
 	"embed"
-	"io/fs"
 
 	"github.com/trustlayer/trustlayer/pkg/pg"
 )
@@ -14,9 +13,5 @@ var migrations embed.FS
 // Migrations is the service's migration set: one numbered sequence shared by every part of the
 // service (00001 organizations and keys, 00002 registry intelligence, ...).
 func Migrations() pg.MigrationSet {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		panic(err) // fixed at build time
-	}
-	return pg.MigrationSet{Name: "verification", FS: sub}
+	return pg.EmbeddedSet("verification", migrations, "migrations")
 }
