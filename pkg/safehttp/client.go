@@ -246,6 +246,7 @@ func (c *Client) attempt(parent context.Context, method string, u *url.URL, r *R
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
 			e.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 		}
+		e.Excerpt, _ = io.ReadAll(io.LimitReader(resp.Body, ExcerptLimit))
 		return fail(e, true)
 	}
 	if resp.ContentLength > c.policy.MaxBytes {

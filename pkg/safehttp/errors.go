@@ -101,9 +101,15 @@ type Error struct {
 	RetryAfter time.Duration
 	// Attempts is how many requests Client.Do sent before giving up: 0 when the URL was refused up front.
 	Attempts int
+	// Excerpt holds the first bytes (at most ExcerptLimit) of the body of a KindStatus response, for
+	// callers that record what a receiver answered. It is never part of the error's text.
+	Excerpt []byte
 	// Err is the underlying cause, stripped of *url.Error so that it cannot repeat the URL.
 	Err error
 }
+
+// ExcerptLimit bounds Error.Excerpt.
+const ExcerptLimit = 1 << 10
 
 // Error returns "safehttp: <kind>[ <status>]: host "<host>"[: <addr>][: <reason>][: <cause>]".
 func (e *Error) Error() string {

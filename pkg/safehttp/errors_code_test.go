@@ -1,7 +1,13 @@
 package safehttp
 
 import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -17,5 +23,26 @@ func TestKindCodesAreStableIdentifiers(t *testing.T) {
 	}
 	if got := Kind(99).Code(); got != "unknown" {
 		t.Errorf("out-of-range kind: got %q", got)
+	}
+}
+
+func TestStatusErrorKeepsAnExcerptOutsideItsText(t *testing.T) {
+	body := "receiver says: token=abc123 " + strings.Repeat("x", 2*ExcerptLimit)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	c, _ := newTestClient(t, Policy{AllowPrivate: loopbackOnly})
+	_, err := c.Do(context.Background(), &Request{Method: http.MethodPost, URL: srv.URL + "/hook", Body: []byte("{}")})
+	var fe *Error
+	if !errors.As(err, &fe) || fe.Kind != KindStatus || fe.Status != http.StatusBadRequest {
+		t.Fatalf("got %v, want a KindStatus 400 error", err)
+	}
+	if string(fe.Excerpt) != body[:ExcerptLimit] {
+		t.Errorf("excerpt: got %d bytes, want the first %d of the body", len(fe.Excerpt), ExcerptLimit)
+	}
+	if strings.Contains(err.Error(), "abc123") {
+		t.Errorf("the error text carries the body: %v", err)
 	}
 }

@@ -66,6 +66,9 @@ func (s *Service) send(ctx context.Context, c Claim) (Attempt, error) {
 		var fe *safehttp.Error
 		if errors.As(err, &fe) {
 			rec.StatusCode = fe.Status
+			if len(fe.Excerpt) > 0 {
+				rec.ResponseExcerpt = readExcerpt(io.NopCloser(bytes.NewReader(fe.Excerpt)))
+			}
 		}
 		// safehttp's texts name the host, never the URL (whose path or query may hold a token).
 		rec.Error = err.Error()
