@@ -27,6 +27,7 @@ import (
 
 	"github.com/trustlayer/trustlayer/pkg/buildinfo"
 	"github.com/trustlayer/trustlayer/pkg/gateway"
+	"github.com/trustlayer/trustlayer/pkg/periodic"
 	platformv1 "github.com/trustlayer/trustlayer/proto/platform/v1"
 )
 
@@ -208,22 +209,15 @@ func (s *Server) Run(ctx context.Context) error {
 // watchReadiness keeps the gRPC health status in step with the readiness checks, so that gRPC probes
 // and GET /readyz agree.
 func (s *Server) watchReadiness(ctx context.Context) {
-	t := time.NewTicker(5 * time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			st := healthpb.HealthCheckResponse_SERVING
-			if _, ok := s.ready(ctx); !ok {
-				st = healthpb.HealthCheckResponse_NOT_SERVING
-			}
-			if ctx.Err() == nil {
-				s.health.SetServingStatus("", st)
-			}
+	_ = periodic.Run(ctx, 5*time.Second, func(ctx context.Context) {
+		st := healthpb.HealthCheckResponse_SERVING
+		if _, ok := s.ready(ctx); !ok {
+			st = healthpb.HealthCheckResponse_NOT_SERVING
 		}
-	}
+		if ctx.Err() == nil {
+			s.health.SetServingStatus("", st)
+		}
+	})
 }
 
 func (s *Server) recovered(ctx context.Context, p any) error {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/trustlayer/trustlayer/pkg/periodic"
 )
 
 // Schedule runs discovery for every due source (enabled, terms approved, cadence elapsed), through the
@@ -11,16 +13,7 @@ import (
 // locked by another replica's run is skipped. With zero sources it only polls. The first look comes
 // one interval after start, so that replicas started together by a rollout do not all poll at once.
 func (s *Service) Schedule(ctx context.Context, every time.Duration) error {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-		s.RunDue(ctx)
-	}
+	return periodic.Run(ctx, every, func(ctx context.Context) { s.RunDue(ctx) })
 }
 
 // dueBatch bounds how many sources one tick starts; the rest wait for the next tick.

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/trustlayer/trustlayer/pkg/periodic"
 )
 
 // Exporter writes a new artifact of every dataset in every format.
@@ -32,18 +34,11 @@ func NewExporter(source Source, store Store, blobs Blobs, log *slog.Logger) *Exp
 
 // Run exports every interval until ctx ends; one replica exports at a time.
 func (e *Exporter) Run(ctx context.Context, every time.Duration) error {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
+	return periodic.Run(ctx, every, func(ctx context.Context) {
 		if _, err := e.ExportAll(ctx); err != nil && ctx.Err() == nil {
 			e.log.ErrorContext(ctx, "data feed export failed", "error", err)
 		}
-	}
+	})
 }
 
 // ExportAll exports every dataset, unless another replica is exporting, and returns the artifacts.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/trustlayer/trustlayer/pkg/periodic"
 )
 
 // Source lists the servers of a registry that speaks the official MCP registry API.
@@ -132,18 +134,13 @@ func NewSyncer(store SyncStore, source Source, registries []string, opts SyncOpt
 // by one at a time (WithRegistryLock), and a replica skips a registry another polled less than an
 // half an interval ago, so that N replicas do not poll N times as often.
 func (s *Syncer) Run(ctx context.Context) error {
-	t := time.NewTicker(s.opts.Interval)
-	defer t.Stop()
-	for {
+	pollAll := func(ctx context.Context) {
 		for _, r := range s.registries {
 			s.pollIfDue(ctx, r)
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
 	}
+	pollAll(ctx)
+	return periodic.Run(ctx, s.opts.Interval, pollAll)
 }
 
 func (s *Syncer) pollIfDue(ctx context.Context, registry string) {
