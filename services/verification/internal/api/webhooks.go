@@ -31,6 +31,17 @@ func callerOrganization(ctx context.Context) (uuid.UUID, error) {
 	return c.OrganizationID, nil
 }
 
+// callerAndID returns the caller's organization and a path id, which names nothing (404 with code)
+// when it is not a UUID.
+func callerAndID(ctx context.Context, raw, code string) (uuid.UUID, uuid.UUID, error) {
+	org, err := callerOrganization(ctx)
+	if err != nil {
+		return uuid.Nil, uuid.Nil, err
+	}
+	id, err := pathID(raw, code)
+	return org, id, err
+}
+
 // CreateWatch watches a server (201).
 func (s *Webhooks) CreateWatch(ctx context.Context, req *verificationv1.CreateWatchRequest) (*verificationv1.CreateWatchResponse, error) {
 	org, err := callerOrganization(ctx)
@@ -117,11 +128,7 @@ func (s *Webhooks) ListWebhookEndpoints(ctx context.Context, _ *verificationv1.L
 
 // DeleteWebhookEndpoint revokes an endpoint (204).
 func (s *Webhooks) DeleteWebhookEndpoint(ctx context.Context, req *verificationv1.DeleteWebhookEndpointRequest) (*verificationv1.DeleteWebhookEndpointResponse, error) {
-	org, err := callerOrganization(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id, err := pathID(req.GetEndpointId(), codeEndpointNotFound)
+	org, id, err := callerAndID(ctx, req.GetEndpointId(), codeEndpointNotFound)
 	if err != nil {
 		return nil, err
 	}
@@ -133,11 +140,7 @@ func (s *Webhooks) DeleteWebhookEndpoint(ctx context.Context, req *verificationv
 
 // EnableWebhookEndpoint re-enables a disabled endpoint.
 func (s *Webhooks) EnableWebhookEndpoint(ctx context.Context, req *verificationv1.EnableWebhookEndpointRequest) (*verificationv1.EnableWebhookEndpointResponse, error) {
-	org, err := callerOrganization(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id, err := pathID(req.GetEndpointId(), codeEndpointNotFound)
+	org, id, err := callerAndID(ctx, req.GetEndpointId(), codeEndpointNotFound)
 	if err != nil {
 		return nil, err
 	}
@@ -150,11 +153,7 @@ func (s *Webhooks) EnableWebhookEndpoint(ctx context.Context, req *verificationv
 
 // GetWebhookDelivery returns a delivery with its attempts.
 func (s *Webhooks) GetWebhookDelivery(ctx context.Context, req *verificationv1.GetWebhookDeliveryRequest) (*verificationv1.GetWebhookDeliveryResponse, error) {
-	org, err := callerOrganization(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id, err := pathID(req.GetDeliveryId(), codeDeliveryNotFound)
+	org, id, err := callerAndID(ctx, req.GetDeliveryId(), codeDeliveryNotFound)
 	if err != nil {
 		return nil, err
 	}
@@ -195,11 +194,7 @@ func (s *Webhooks) ListWebhookDeliveries(ctx context.Context, req *verificationv
 
 // ReplayWebhookDelivery sends a delivery's event again, under the same event id.
 func (s *Webhooks) ReplayWebhookDelivery(ctx context.Context, req *verificationv1.ReplayWebhookDeliveryRequest) (*verificationv1.ReplayWebhookDeliveryResponse, error) {
-	org, err := callerOrganization(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id, err := pathID(req.GetDeliveryId(), codeDeliveryNotFound)
+	org, id, err := callerAndID(ctx, req.GetDeliveryId(), codeDeliveryNotFound)
 	if err != nil {
 		return nil, err
 	}
