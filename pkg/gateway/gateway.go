@@ -174,6 +174,16 @@ func (o *options) handleError(ctx context.Context, _ *runtime.ServeMux, _ runtim
 	if !ok {
 		st = status.New(codes.Unknown, err.Error())
 	}
+	// Headers a handler set before failing (x-request-id, retry-after) belong on the error answer too.
+	if md, ok := runtime.ServerMetadataFromContext(ctx); ok {
+		for k, vs := range md.HeaderMD {
+			if name, ok := o.matchOutgoing(k); ok {
+				for _, v := range vs {
+					w.Header().Add(name, v)
+				}
+			}
+		}
+	}
 	if he, ok := apierror.FromStatus(st); ok {
 		WriteJSON(w, he.Status, he.Body)
 		return

@@ -4,11 +4,30 @@ package app
 
 import (
 	"context"
+	"errors"
 	"io"
+	"strings"
+	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/grpc"
+
+	"github.com/trustlayer/trustlayer/pkg/auth"
 	"github.com/trustlayer/trustlayer/pkg/bus"
+	"github.com/trustlayer/trustlayer/pkg/config"
 	"github.com/trustlayer/trustlayer/pkg/gateway"
+	"github.com/trustlayer/trustlayer/pkg/periodic"
 	"github.com/trustlayer/trustlayer/pkg/platform"
+	"github.com/trustlayer/trustlayer/pkg/serve"
+	scoringv1 "github.com/trustlayer/trustlayer/proto/scoring/v1"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/api"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/decision"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/feedback"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/keys"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/meter"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/model"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/policysignal"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/store"
 )
 
 const (
@@ -18,31 +37,156 @@ const (
 	EnvPrefix = "SCORING_"
 )
 
+// Settings are the scoring service's own variables (behind EnvPrefix).
+type Settings struct {
+	// PublicURL is the service's external base URL; the 402 body's upgrade_url points under it.
+	PublicURL string `env:"PUBLIC_URL" envDefault:"http://127.0.0.1:8082"`
+	// JWTSecret signs legacy JWTs (HS256). Empty derives one from the admin token.
+	JWTSecret string `env:"JWT_SECRET"`
+	// DenialThresholdOverride, when set, replaces the operating-threshold table for every profile.
+	DenialThresholdOverride float64 `env:"DENIAL_THRESHOLD_OVERRIDE"`
+	// UsageFlushInterval is how often metered usage and request records are written.
+	UsageFlushInterval time.Duration `env:"USAGE_FLUSH_INTERVAL" envDefault:"1s"`
+	// SignalRefreshInterval is how often a replica reloads payer mappings and policy signals that
+	// other replicas consumed.
+	SignalRefreshInterval time.Duration `env:"SIGNAL_REFRESH_INTERVAL" envDefault:"30s"`
+}
+
+// Validate checks the settings; prefix is EnvPrefix.
+func (s *Settings) Validate(prefix string) error {
+	var errs []error
+	if err := config.CheckURL(prefix+"PUBLIC_URL", s.PublicURL, "http", "https"); err != nil {
+		errs = append(errs, err)
+	}
+	if s.JWTSecret != "" && len(s.JWTSecret) < 32 {
+		errs = append(errs, config.Invalid(prefix+"JWT_SECRET", "must be at least 32 characters"))
+	}
+	if t := s.DenialThresholdOverride; t != 0 && (t <= 0 || t >= 1) {
+		errs = append(errs, config.Invalid(prefix+"DENIAL_THRESHOLD_OVERRIDE", "must be between 0 and 1, exclusive (got %v)", t))
+	}
+	if s.UsageFlushInterval < 10*time.Millisecond || s.UsageFlushInterval > time.Minute {
+		errs = append(errs, config.Invalid(prefix+"USAGE_FLUSH_INTERVAL", "must be between 10ms and 1m"))
+	}
+	if s.SignalRefreshInterval < time.Second {
+		errs = append(errs, config.Invalid(prefix+"SIGNAL_REFRESH_INTERVAL", "must be at least 1s"))
+	}
+	return errors.Join(errs...)
+}
+
 // Config is the whole configuration of the service.
 type Config struct {
-	Spec platform.Spec
+	Spec     platform.Spec
+	Settings Settings
+	// shared carries what the authentication interceptor builds with the platform's pool to Register,
+	// so that the interceptor and the key routes share one key cache.
+	shared *shared
 }
+
+type shared struct{ creds *keys.Service }
 
 // LoadConfig reads the service's configuration from getenv (defaults: HTTP :8082, gRPC :9092).
 func LoadConfig(getenv func(string) string) (Config, error) {
-	spec, err := platform.LoadSpec(getenv, Name, EnvPrefix, ":8082", ":9092")
+	var settings Settings
+	spec, err := platform.LoadSpec(getenv, Name, EnvPrefix, ":8082", ":9092", &settings)
 	if err != nil {
 		return Config{}, err
 	}
+	spec.Migrations = append(spec.Migrations, store.Migrations())
 	spec.Streams = append(spec.Streams, bus.PolicyChanges)
 	spec.Gateway = append(spec.Gateway,
 		gateway.WithValidationStyle(gateway.DetailString),
-		gateway.WithIncomingHeaders("X-Admin-Token"))
-	return Config{Spec: spec}, nil
+		gateway.WithIncomingHeaders(auth.AdminHeader, "X-Service-Api-Key"),
+		gateway.WithOutgoingHeaders("x-request-id", "retry-after"))
+	sh := &shared{}
+	spec.Unary = func(p *platform.Platform) []grpc.UnaryServerInterceptor {
+		sh.creds = keys.New(store.New(p.Pool), jwtSecret(settings, spec.Service.AdminToken))
+		return []grpc.UnaryServerInterceptor{api.Authenticate(spec.Service.AdminToken, sh.creds)}
+	}
+	return Config{Spec: spec, Settings: settings, shared: sh}, nil
+}
+
+func jwtSecret(s Settings, adminToken string) []byte {
+	if s.JWTSecret != "" {
+		return []byte(s.JWTSecret)
+	}
+	return keys.DeriveJWTSecret(adminToken)
 }
 
 // ConfigVars lists every environment variable the service reads.
-func ConfigVars() []string { return platform.ConfigVars(EnvPrefix) }
+func ConfigVars() []string { return platform.ConfigVars(EnvPrefix, &Settings{}) }
 
-// Register adds the service's APIs to an opened platform.
-func Register(_ context.Context, _ Config, p *platform.Platform) error {
+// policyConsumer is the durable consumer of policy.change events; replicas share it.
+const policyConsumer = "scoring-policy-signals"
+
+// Register adds the service's APIs and loops to an opened platform.
+func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 	// Document 2 names GET /health as the minimal availability route beside the shared probes.
 	p.Server.Handle("GET /health", p.Server.LivenessHandler())
+
+	st := store.New(p.Pool)
+	var creds *keys.Service
+	if cfg.shared != nil {
+		creds = cfg.shared.creds
+	}
+	if creds == nil {
+		creds = keys.New(st, jwtSecret(cfg.Settings, cfg.Spec.Service.AdminToken))
+	}
+	models, err := model.Load()
+	if err != nil {
+		return err
+	}
+	index := policysignal.NewIndex()
+	if err := index.Reload(ctx, st); err != nil {
+		return err
+	}
+	engine := decision.New(models, index, decision.Config{DenialThresholdOverride: cfg.Settings.DenialThresholdOverride})
+	m := meter.New(st, meter.WithFlushInterval(cfg.Settings.UsageFlushInterval), meter.WithLogger(p.Log))
+	p.Go(m.Run)
+	// The flush loop ends with the servers' context, while requests may still be draining: this last
+	// flush runs after the servers stopped and before the pool closes, so no call goes unmetered.
+	p.OnClose(func() {
+		flushCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := m.Flush(flushCtx); err != nil {
+			p.Log.Error("final usage flush failed", "error", err)
+		}
+	})
+	upgradeURL := strings.TrimRight(cfg.Settings.PublicURL, "/") + "/v1/billing/checkout-session"
+
+	registrations := []struct {
+		desc *grpc.ServiceDesc
+		impl any
+		gw   serve.GatewayRegistrar
+	}{
+		{&scoringv1.ScoringService_ServiceDesc, api.NewScoring(engine, models, m, p.Log, upgradeURL), scoringv1.RegisterScoringServiceHandler},
+		{&scoringv1.KeyService_ServiceDesc, api.NewKeys(creds), scoringv1.RegisterKeyServiceHandler},
+		{&scoringv1.UsageService_ServiceDesc, api.NewUsage(m, upgradeURL), scoringv1.RegisterUsageServiceHandler},
+		{&scoringv1.FeedbackService_ServiceDesc, api.NewFeedback(feedback.New(st, m)), scoringv1.RegisterFeedbackServiceHandler},
+		{&scoringv1.AppealService_ServiceDesc, api.Appeals{}, scoringv1.RegisterAppealServiceHandler},
+		{&scoringv1.PolicySignalService_ServiceDesc, api.NewSignals(st, index), scoringv1.RegisterPolicySignalServiceHandler},
+	}
+	for _, r := range registrations {
+		if err := p.Server.Register(r.desc, r.impl, r.gw); err != nil {
+			return err
+		}
+	}
+
+	p.Server.Handle("GET /v1/models/reliability/{name}", api.ReliabilityDiagrams(models))
+
+	consumer := &bus.Consumer{Bus: p.Bus, Log: p.Log, Stream: bus.PolicyChanges, Concurrency: 2,
+		Handle: policysignal.Handler(st, index, p.Log),
+		Config: jetstream.ConsumerConfig{
+			Durable: policyConsumer, FilterSubject: p.Bus.Subject(bus.PolicyChanges.Subjects[0]),
+			AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second, DeliverPolicy: jetstream.DeliverAllPolicy,
+		}}
+	p.Go(consumer.Run)
+	p.Go(func(ctx context.Context) error {
+		return periodic.Run(ctx, cfg.Settings.SignalRefreshInterval, func(ctx context.Context) {
+			if err := index.Reload(ctx, st); err != nil {
+				p.Log.Warn("policy signal index reload failed", "error", err)
+			}
+		})
+	})
 	return nil
 }
 

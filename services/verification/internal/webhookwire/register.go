@@ -53,23 +53,23 @@ func Register(ctx context.Context, p *platform.Platform, s Settings, servers web
 	connConfig := pool.Config().ConnConfig
 	p.Go(func(ctx context.Context) error { return wakeRelay(ctx, connConfig, relay, p.Log) })
 
-	matcher := &consumer{bus: p.Bus, log: p.Log, stream: bus.IntelChanges, n: matcherConcurrency,
-		handle: handleChange(svc, p.Log),
-		config: jetstream.ConsumerConfig{
+	matcher := &bus.Consumer{Bus: p.Bus, Log: p.Log, Stream: bus.IntelChanges, Concurrency: matcherConcurrency,
+		Handle: handleChange(svc, p.Log),
+		Config: jetstream.ConsumerConfig{
 			Durable: matcherConsumer, FilterSubject: p.Bus.Subject(bus.IntelChanges.Subjects[0]),
 			AckPolicy: jetstream.AckExplicitPolicy, AckWait: matcherAckWait, DeliverPolicy: jetstream.DeliverAllPolicy,
 		}}
-	p.Go(matcher.run)
+	p.Go(matcher.Run)
 
-	workers := &consumer{bus: p.Bus, log: p.Log, stream: bus.WebhookDeliveries, n: s.Workers,
-		handle: handleJob(svc, p.Log),
-		config: jetstream.ConsumerConfig{
+	workers := &bus.Consumer{Bus: p.Bus, Log: p.Log, Stream: bus.WebhookDeliveries, Concurrency: s.Workers,
+		Handle: handleJob(svc, p.Log),
+		Config: jetstream.ConsumerConfig{
 			Durable: workerConsumer, AckPolicy: jetstream.AckExplicitPolicy,
 			// Past AckWait a job is redelivered; it must outlast the worker's lease on the delivery,
 			// or the copy would find the delivery still taken and be dropped.
 			AckWait: webhooks.LeaseFor(s.Timeout) + 15*time.Second,
 		}}
-	p.Go(workers.run)
+	p.Go(workers.Run)
 
 	p.Go(func(ctx context.Context) error { return svc.RunScheduler(ctx, s.SchedulerInterval) })
 	return nil

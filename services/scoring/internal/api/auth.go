@@ -1,0 +1,92 @@
+// Package api implements the scoring service's gRPC servers (and so, through the gateway, its JSON
+// routes): it authenticates callers, translates between proto and the use cases, meters billable
+// calls and maps domain errors to Document 2's error bodies (errors.go).
+package api
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/trustlayer/trustlayer/pkg/auth"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/keys"
+)
+
+// access is who may call a method.
+type access int
+
+const (
+	bearer access = iota // an API key or legacy JWT (the default for every scoring.v1 method)
+	public               // nobody needs a credential
+	admin                // X-Admin-Token
+)
+
+const servicePrefix = "/scoring.v1."
+
+// methodAccess lists the methods that are not bearer-only. Every other scoring.v1 method needs a
+// bearer token: a method added later is protected unless it is listed here.
+var methodAccess = map[string]access{
+	"/scoring.v1.KeyService/IssueTrialKey":               public,
+	"/scoring.v1.KeyService/IssueApiKey":                 admin,
+	"/scoring.v1.KeyService/IssueToken":                  admin,
+	"/scoring.v1.PolicySignalService/PutPayerMapping":    admin,
+	"/scoring.v1.PolicySignalService/ListPayerMappings":  admin,
+	"/scoring.v1.PolicySignalService/DeletePayerMapping": admin,
+	"/scoring.v1.PolicySignalService/ListPolicySignals":  admin,
+}
+
+type callerKey struct{}
+
+// callerFrom returns the authenticated key of a bearer method's context.
+func callerFrom(ctx context.Context) keys.Key {
+	k, _ := ctx.Value(callerKey{}).(keys.Key)
+	return k
+}
+
+// Authenticate guards every scoring.v1 method by methodAccess. A bearer method's key goes into the
+// context for the handler. Methods of other packages (build info, health) pass.
+func Authenticate(adminToken string, creds *keys.Service) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if !strings.HasPrefix(info.FullMethod, servicePrefix) {
+			return handler(ctx, req)
+		}
+		md, _ := metadata.FromIncomingContext(ctx)
+		switch methodAccess[info.FullMethod] {
+		case public:
+			return handler(ctx, req)
+		case admin:
+			if v := md.Get(strings.ToLower(auth.AdminHeader)); len(v) != 1 || !auth.AdminTokenMatches(v[0], adminToken) {
+				return nil, auth.ErrAdminToken
+			}
+			return handler(ctx, req)
+		}
+		key, err := Bearer(ctx, creds, md)
+		if err != nil {
+			return nil, err
+		}
+		return handler(context.WithValue(ctx, callerKey{}, key), req)
+	}
+}
+
+// Bearer authenticates the bearer token of md (Authorization: Bearer, or the hosted-agent header
+// x-service-api-key).
+func Bearer(ctx context.Context, creds *keys.Service, md metadata.MD) (keys.Key, error) {
+	var token string
+	if v := md.Get("authorization"); len(v) == 1 {
+		token = auth.BearerToken(v[0])
+	}
+	if v := md.Get("x-service-api-key"); token == "" && len(v) == 1 {
+		token = strings.TrimSpace(v[0])
+	}
+	if token == "" {
+		return keys.Key{}, errMissingBearer
+	}
+	key, err := creds.Authenticate(ctx, token)
+	if errors.Is(err, keys.ErrUnauthenticated) {
+		return keys.Key{}, errInvalidBearer
+	}
+	return key, err
+}

@@ -1,0 +1,81 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/trustlayer/trustlayer/pkg/apierror"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/claim"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/decision"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/feedback"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/keys"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/meter"
+)
+
+// Every error body of this service is {"detail": "<message>"} (Document 2 "Errors"); 402 adds
+// upgrade_url and a validation 422 adds the structured errors.
+var (
+	errMissingBearer = apierror.New(http.StatusUnauthorized, "Missing bearer token")
+	errInvalidBearer = apierror.New(http.StatusUnauthorized, "Invalid or revoked API key")
+)
+
+// toAPI maps a domain error to its documented status and body. Errors it does not know are returned
+// unchanged: the platform's interceptor turns them into a 500 whose cause stays in the log.
+func toAPI(err error, upgradeURL string) error {
+	var fieldErrs claim.Errors
+	var limit *meter.LimitError
+	switch {
+	case errors.As(err, &fieldErrs):
+		return validationError(fieldErrs)
+	case errors.Is(err, decision.ErrPinUnavailable):
+		return apierror.New(http.StatusConflict, message(err, decision.ErrPinUnavailable))
+	case errors.Is(err, decision.ErrInvalidOption), errors.Is(err, keys.ErrInvalid), errors.Is(err, feedback.ErrInvalid):
+		return apierror.New(http.StatusUnprocessableEntity, message(err, decision.ErrInvalidOption, keys.ErrInvalid, feedback.ErrInvalid))
+	case errors.Is(err, meter.ErrQuotaExhausted):
+		return &apierror.Error{Status: http.StatusPaymentRequired, Body: map[string]any{
+			"detail":      "Trial quota of 1,000 scoring calls this month is exhausted; upgrade to a paid plan to continue",
+			"error":       "quota_exhausted",
+			"upgrade_url": upgradeURL,
+		}}
+	case errors.As(err, &limit) || errors.Is(err, meter.ErrRateLimited) || errors.Is(err, meter.ErrInFlight):
+		detail := "Rate limit exceeded for this key"
+		if errors.Is(err, meter.ErrInFlight) {
+			detail = "Too many scoring requests in flight for this key"
+		}
+		body := map[string]any{"detail": detail}
+		if limit != nil && limit.RetryAfter > 0 {
+			body["retry_after_seconds"] = limit.RetryAfter.Round(time.Millisecond).Seconds()
+		}
+		return &apierror.Error{Status: http.StatusTooManyRequests, Body: body}
+	}
+	return err
+}
+
+// validationError is a 422 whose detail names every field and rule, with the structured list beside it.
+func validationError(errs claim.Errors) *apierror.Error {
+	list := make([]any, len(errs))
+	for i, e := range errs {
+		list[i] = map[string]any{"field": e.Field, "rule": e.Rule, "message": e.Message}
+	}
+	return &apierror.Error{Status: http.StatusUnprocessableEntity, Body: map[string]any{"detail": errs.Error(), "errors": list}}
+}
+
+// message strips a sentinel's own text from err, leaving the sentence written for the caller.
+func message(err error, sentinels ...error) string {
+	msg := err.Error()
+	for _, s := range sentinels {
+		msg = strings.TrimPrefix(msg, s.Error()+": ")
+	}
+	return msg
+}
+
+func unknownWorkflow(w string) error {
+	ids := make([]string, len(claim.Workflows))
+	for i, id := range claim.Workflows {
+		ids[i] = string(id)
+	}
+	return apierror.New(http.StatusUnprocessableEntity, fmt.Sprintf("workflow must be one of %s (got %q)", strings.Join(ids, ", "), w))
+}

@@ -1,0 +1,340 @@
+// Package decision turns a validated claim into a scoring decision: it picks the model version (pins
+// and fallback), routes denial claims to a distribution profile, applies the operating threshold,
+// the risk tier and the confidence downgrades, and adds prior-authorization payer support and policy
+// signals. Its output is transport-free; package api renders it.
+package decision
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/trustlayer/trustlayer/services/scoring/internal/claim"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/model"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/policysignal"
+)
+
+// Errors of Decide. Both carry a message for the caller.
+var (
+	// ErrPinUnavailable is a pinned model version that is not served while allow_fallback is false (409).
+	ErrPinUnavailable = errors.New("pinned model version unavailable")
+	// ErrInvalidOption is an option value outside its enumeration (422).
+	ErrInvalidOption = errors.New("invalid option")
+)
+
+// Operating points of the denial model.
+const (
+	HighRecall    = "high_recall"
+	Balanced      = "balanced"
+	HighPrecision = "high_precision"
+)
+
+// OperatingPoints lists the operating points in threshold order.
+var OperatingPoints = []string{HighRecall, Balanced, HighPrecision}
+
+// Thresholds is Document 2's operating-threshold table, fixed by profile.
+var Thresholds = map[model.Profile][3]float64{
+	model.SyntheticV1:    {0.21, 0.25, 0.31},
+	model.CMSV1:          {0.24, 0.28, 0.34},
+	model.CommercialBeta: {0.22, 0.26, 0.32},
+}
+
+// Profiles lists the denial distribution profiles.
+var Profiles = []model.Profile{model.SyntheticV1, model.CMSV1, model.CommercialBeta}
+
+// DefaultProfile is the runtime default of the routing rule.
+const DefaultProfile = model.CommercialBeta
+
+// Routing sources of a denial decision.
+const (
+	RoutedExplicit   = "explicit"
+	RoutedDataSource = "data_source_hint"
+	RoutedDetected   = "auto_detected"
+	RoutedDefault    = "default"
+)
+
+// Options are the caller's choices (Document 2 "options keys").
+type Options struct {
+	ModelVersion        string
+	AllowFallback       bool
+	OperatingPoint      string
+	DistributionProfile string
+}
+
+// Config is the deployment's part of the decision.
+type Config struct {
+	// DenialThresholdOverride replaces the table's threshold for every profile and operating point
+	// when set (0 < value < 1): the deployment-level explicit override of Document 2.
+	DenialThresholdOverride float64
+}
+
+// Signals finds the published policy changes that match a claim.
+type Signals interface {
+	Match(c *claim.Claim) ([]policysignal.Match, model.Signals)
+}
+
+// Engine makes decisions. It is safe for concurrent use.
+type Engine struct {
+	models  *model.Set
+	signals Signals
+	cfg     Config
+}
+
+// New returns an Engine.
+func New(models *model.Set, signals Signals, cfg Config) *Engine {
+	return &Engine{models: models, signals: signals, cfg: cfg}
+}
+
+// Decision is the outcome of scoring one claim.
+type Decision struct {
+	Workflow     claim.Workflow
+	Score        float64
+	RiskLevel    string
+	Confidence   float64
+	ModelVersion string
+	// PinnedVersion is the version the caller asked for when it was unavailable and the current
+	// version answered instead (allow_fallback); empty otherwise.
+	PinnedVersion string
+	Factors       []model.Factor
+	Drift         []string
+
+	Denial        *Denial
+	PriorAuth     *PriorAuth
+	Reimbursement *Reimbursement
+}
+
+// Denial is details.denial.
+type Denial struct {
+	Probability        float64
+	OperatingPoint     string
+	Profile            model.Profile
+	RoutingSource      string
+	RiskTier           string
+	CalibrationMethod  string
+	CalibrationVersion string
+	Threshold          float64
+	ThresholdSource    string
+	PredictedDenial    bool
+}
+
+// PriorAuth is details.prior_auth.
+type PriorAuth struct {
+	Probability        float64
+	CalibrationMethod  string
+	CalibrationVersion string
+	SupportLevel       string
+	Signals            []policysignal.Match
+}
+
+// Reimbursement is details.reimbursement.
+type Reimbursement struct {
+	ExpectedAllowed float64
+	Billed          float64
+	Ratio           float64
+	Units           float64
+}
+
+// Confidence rules (documented in the README): a base, then multiplicative downgrades.
+const (
+	baseConfidence       = 0.9
+	moderateSupportScale = 0.85
+	lowSupportScale      = 0.6
+	driftScale           = 0.8
+	defaultRouteScale    = 0.9
+	minConfidence        = 0.05
+)
+
+// Decide scores c for workflow w.
+func (e *Engine) Decide(w claim.Workflow, c *claim.Claim, o Options) (Decision, error) {
+	switch w {
+	case claim.Denial:
+		return e.denial(c, o)
+	case claim.PriorAuth:
+		return e.priorAuth(c, o)
+	case claim.Reimbursement:
+		return e.reimbursement(c, o)
+	}
+	return Decision{}, fmt.Errorf("%w: unknown workflow %q", ErrInvalidOption, w)
+}
+
+// pick resolves options.model_version against the current version: a served pin is used, an
+// unavailable pin falls back unless allow_fallback is false.
+func pick(w claim.Workflow, current string, o Options, served func(string) bool) (version, unavailable string, err error) {
+	if o.ModelVersion == "" || o.ModelVersion == current {
+		return current, "", nil
+	}
+	if served(o.ModelVersion) {
+		return o.ModelVersion, "", nil
+	}
+	if !o.AllowFallback {
+		return "", "", fmt.Errorf("%w: model_version %s is not available for %s (available: %s)", ErrPinUnavailable, o.ModelVersion, w, current)
+	}
+	return current, o.ModelVersion, nil
+}
+
+func (e *Engine) denial(c *claim.Claim, o Options) (Decision, error) {
+	op := o.OperatingPoint
+	if op == "" {
+		op = Balanced
+	}
+	opIndex := slices.Index(OperatingPoints, op)
+	if opIndex < 0 {
+		return Decision{}, fmt.Errorf("%w: options.operating_point must be one of %s (got %q)", ErrInvalidOption, strings.Join(OperatingPoints, ", "), op)
+	}
+	profile, source, err := Route(c, o.DistributionProfile)
+	if err != nil {
+		return Decision{}, err
+	}
+	version, unavailable, err := pick(claim.Denial, model.DenialVersion, o, func(v string) bool { _, ok := e.models.Denial(v, profile); return ok })
+	if err != nil {
+		return Decision{}, err
+	}
+	m, _ := e.models.Denial(version, profile)
+	var r model.Result
+	m.Score(c, model.Signals{}, &r)
+
+	threshold, thresholdSource := Thresholds[profile][opIndex], "profile_table"
+	if t := e.cfg.DenialThresholdOverride; t > 0 && t < 1 {
+		threshold, thresholdSource = t, "deployment_override"
+	}
+	p := round(r.Probability)
+	conf := baseConfidence
+	drift := r.Drift.Names()
+	conf *= math.Pow(driftScale, float64(len(drift)))
+	if source == RoutedDefault {
+		conf *= defaultRouteScale
+	}
+	return Decision{
+		Workflow: claim.Denial, Score: p, RiskLevel: classifierRisk(p, threshold), Confidence: confidence(conf),
+		ModelVersion: version, PinnedVersion: unavailable, Factors: factors(r.Factors[:r.NFactors]), Drift: drift,
+		Denial: &Denial{
+			Probability: p, OperatingPoint: op, Profile: profile, RoutingSource: source, RiskTier: m.Tier(r.Probability),
+			CalibrationMethod: m.CalibrationMethod, CalibrationVersion: m.CalibrationVersion,
+			Threshold: threshold, ThresholdSource: thresholdSource, PredictedDenial: r.Probability >= threshold,
+		},
+	}, nil
+}
+
+// Route applies Document 2's profile precedence: an explicit profile, then the payload's data_source
+// hint, then auto-detection, then the default.
+func Route(c *claim.Claim, explicit string) (model.Profile, string, error) {
+	if explicit != "" {
+		p, ok := model.ParseProfile(explicit)
+		if !ok {
+			return "", "", fmt.Errorf("%w: options.distribution_profile must be one of synthetic_v1, cms_v1, commercial_beta (got %q)", ErrInvalidOption, explicit)
+		}
+		return p, RoutedExplicit, nil
+	}
+	if p, ok := profileFromHint(c.DataSource); ok {
+		return p, RoutedDataSource, nil
+	}
+	if p, ok := model.DetectProfile(c); ok {
+		return p, RoutedDetected, nil
+	}
+	return DefaultProfile, RoutedDefault, nil
+}
+
+// profileFromHint maps a data_source hint to a profile: a profile name itself, or a word that names the
+// population (government programmes route to cms_v1). Other hints are ignored, not errors: the field
+// is a hint.
+func profileFromHint(hint string) (model.Profile, bool) {
+	h := strings.ToLower(strings.TrimSpace(hint))
+	if p, ok := model.ParseProfile(h); ok {
+		return p, true
+	}
+	switch {
+	case h == "":
+		return "", false
+	case strings.Contains(h, "cms"), strings.Contains(h, "medicare"), strings.Contains(h, "medicaid"):
+		return model.CMSV1, true
+	case strings.Contains(h, "synthetic"):
+		return model.SyntheticV1, true
+	case strings.Contains(h, "commercial"):
+		return model.CommercialBeta, true
+	}
+	return "", false
+}
+
+func (e *Engine) priorAuth(c *claim.Claim, o Options) (Decision, error) {
+	version, unavailable, err := pick(claim.PriorAuth, model.PriorAuthVersion, o, func(v string) bool { _, ok := e.models.PriorAuth(v); return ok })
+	if err != nil {
+		return Decision{}, err
+	}
+	m, _ := e.models.PriorAuth(version)
+	var matches []policysignal.Match
+	var features model.Signals
+	if e.signals != nil {
+		matches, features = e.signals.Match(c)
+	}
+	var r model.Result
+	m.Score(c, features, &r)
+	p := round(r.Probability)
+	support := m.SupportLevel(c.PayerID)
+	conf := baseConfidence
+	switch support {
+	case "low":
+		conf *= lowSupportScale
+	case "moderate":
+		conf *= moderateSupportScale
+	}
+	drift := r.Drift.Names()
+	conf *= math.Pow(driftScale, float64(len(drift)))
+	return Decision{
+		Workflow: claim.PriorAuth, Score: p, RiskLevel: levels(p, 0.5, 0.2), Confidence: confidence(conf),
+		ModelVersion: version, PinnedVersion: unavailable, Factors: factors(r.Factors[:r.NFactors]), Drift: drift,
+		PriorAuth: &PriorAuth{
+			Probability: p, CalibrationMethod: m.CalibrationMethod, CalibrationVersion: m.CalibrationVersion,
+			SupportLevel: support, Signals: matches,
+		},
+	}, nil
+}
+
+func (e *Engine) reimbursement(c *claim.Claim, o Options) (Decision, error) {
+	version, unavailable, err := pick(claim.Reimbursement, model.ReimbursementVersion, o, func(v string) bool { _, ok := e.models.Reimbursement(v); return ok })
+	if err != nil {
+		return Decision{}, err
+	}
+	m, _ := e.models.Reimbursement(version)
+	var est model.Estimate
+	m.Estimate(c, &est)
+	score := round(1 - est.Ratio)
+	drift := est.Drift.Names()
+	conf := baseConfidence * math.Pow(driftScale, float64(len(drift)))
+	return Decision{
+		Workflow: claim.Reimbursement, Score: score, RiskLevel: levels(score, 0.5, 0.2), Confidence: confidence(conf),
+		ModelVersion: version, PinnedVersion: unavailable, Factors: factors(est.Factors[:est.NFactors]), Drift: drift,
+		Reimbursement: &Reimbursement{
+			ExpectedAllowed: math.Round(est.ExpectedAllowed*100) / 100, Billed: c.BilledAmount,
+			Ratio: round(est.Ratio), Units: c.Units,
+		},
+	}, nil
+}
+
+// classifierRisk is the denial risk_level: high at or above the operating threshold, medium from
+// half of it, low below.
+func classifierRisk(p, threshold float64) string { return levels(p, threshold, threshold/2) }
+
+func levels(v, high, medium float64) string {
+	switch {
+	case v >= high:
+		return "high"
+	case v >= medium:
+		return "medium"
+	}
+	return "low"
+}
+
+// round keeps six decimals: enough for a probability, and stable text in JSON.
+func round(v float64) float64 { return math.Round(v*1e6) / 1e6 }
+
+func confidence(v float64) float64 { return math.Round(math.Max(v, minConfidence)*1e4) / 1e4 }
+
+func factors(in []model.Factor) []model.Factor {
+	out := make([]model.Factor, len(in))
+	for i, f := range in {
+		out[i] = model.Factor{Name: f.Name, Contribution: round(f.Contribution)}
+	}
+	return out
+}

@@ -1,0 +1,106 @@
+package decision
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/trustlayer/trustlayer/services/scoring/internal/claim"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/model"
+)
+
+func TestRoutePrecedence(t *testing.T) {
+	officeVisit := claim.Claim{PayerID: 60054, CPTCode: "99214", BilledAmount: 245, Units: 1}
+	for _, tc := range []struct {
+		name       string
+		explicit   string
+		hint       string
+		wantSource string
+		want       model.Profile
+	}{
+		{"explicit wins over a hint", "synthetic_v1", "medicare", RoutedExplicit, model.SyntheticV1},
+		{"hint naming a profile", "", "cms_v1", RoutedDataSource, model.CMSV1},
+		{"medicare hint", "", "Medicare FFS", RoutedDataSource, model.CMSV1},
+		{"medicaid hint", "", "state medicaid", RoutedDataSource, model.CMSV1},
+		{"commercial hint", "", "commercial_ppo", RoutedDataSource, model.CommercialBeta},
+		{"synthetic hint", "", "synthetic", RoutedDataSource, model.SyntheticV1},
+	} {
+		c := officeVisit
+		c.DataSource = tc.hint
+		got, source, err := Route(&c, tc.explicit)
+		if err != nil || got != tc.want || source != tc.wantSource {
+			t.Errorf("%s: got %s/%s/%v, want %s/%s", tc.name, got, source, err, tc.want, tc.wantSource)
+		}
+	}
+	// Without explicit profile or usable hint, detection decides, or the default applies.
+	c := officeVisit
+	c.DataSource = "clearinghouse-7"
+	got, source, err := Route(&c, "")
+	detected, ok := model.DetectProfile(&c)
+	switch {
+	case err != nil:
+		t.Fatal(err)
+	case ok && (source != RoutedDetected || got != detected):
+		t.Errorf("detected %s, routed %s/%s", detected, got, source)
+	case !ok && (source != RoutedDefault || got != DefaultProfile):
+		t.Errorf("undetected claim routed %s/%s, want the default", got, source)
+	}
+	if _, _, err := Route(&c, "medicare"); !errors.Is(err, ErrInvalidOption) {
+		t.Errorf("unknown explicit profile: %v", err)
+	}
+}
+
+func TestPick(t *testing.T) {
+	served := func(v string) bool { return v == "0.3.3" || v == "0.3.2" }
+	for _, tc := range []struct {
+		name            string
+		o               Options
+		want, fellFrom  string
+		wantUnavailable bool
+	}{
+		{"no pin", Options{AllowFallback: true}, "0.3.3", "", false},
+		{"served pin", Options{ModelVersion: "0.3.2"}, "0.3.2", "", false},
+		{"unavailable pin falls back", Options{ModelVersion: "9.9.9", AllowFallback: true}, "0.3.3", "9.9.9", false},
+		{"strict unavailable pin", Options{ModelVersion: "9.9.9"}, "", "", true},
+	} {
+		got, fell, err := pick(claim.Denial, "0.3.3", tc.o, served)
+		if got != tc.want || fell != tc.fellFrom || errors.Is(err, ErrPinUnavailable) != tc.wantUnavailable {
+			t.Errorf("%s: got %q %q %v", tc.name, got, fell, err)
+		}
+	}
+}
+
+func TestRiskLevels(t *testing.T) {
+	for _, tc := range []struct {
+		p, threshold float64
+		want         string
+	}{
+		{0.26, 0.26, "high"}, {0.30, 0.26, "high"}, {0.13, 0.26, "medium"}, {0.2599, 0.26, "medium"}, {0.1299, 0.26, "low"}, {0, 0.26, "low"},
+	} {
+		if got := classifierRisk(tc.p, tc.threshold); got != tc.want {
+			t.Errorf("classifierRisk(%v, %v) = %s, want %s", tc.p, tc.threshold, got, tc.want)
+		}
+	}
+}
+
+func TestDecideDenialUsesTableAndOverride(t *testing.T) {
+	models, err := model.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := claim.Claim{ExternalClaimID: "c", PayerID: 60054, ProviderID: 1, CPTCode: "99214", ICD10Code: "E11.9", BilledAmount: 245, Units: 1, NetworkStatus: "in_network"}
+	for profile, row := range Thresholds {
+		for i, op := range OperatingPoints {
+			d, err := New(models, nil, Config{}).Decide(claim.Denial, &c, Options{OperatingPoint: op, DistributionProfile: string(profile), AllowFallback: true})
+			if err != nil || d.Denial.Threshold != row[i] || d.Denial.ThresholdSource != "profile_table" || d.Denial.PredictedDenial != (d.Denial.Probability >= row[i]) {
+				t.Errorf("%s/%s: %+v %v", profile, op, d.Denial, err)
+			}
+		}
+	}
+	d, err := New(models, nil, Config{DenialThresholdOverride: 0.5}).Decide(claim.Denial, &c, Options{AllowFallback: true})
+	if err != nil || d.Denial.Threshold != 0.5 || d.Denial.ThresholdSource != "deployment_override" {
+		t.Errorf("override: %+v %v", d.Denial, err)
+	}
+	if _, err := New(models, nil, Config{}).Decide(claim.Denial, &c, Options{OperatingPoint: "max"}); !errors.Is(err, ErrInvalidOption) {
+		t.Errorf("unknown operating point: %v", err)
+	}
+}

@@ -1,0 +1,261 @@
+// Package keys issues and authenticates the scoring service's credentials: trial keys (no signup),
+// admin-issued keys on a plan, and legacy HS256 JWTs for local and internal callers. Keys are random,
+// shown once and stored as SHA-256 hashes (DESIGN.md "Data").
+package keys
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
+
+	"github.com/trustlayer/trustlayer/pkg/auth"
+)
+
+// Errors of the use cases.
+var (
+	// ErrUnauthenticated is a token that is unknown, malformed, expired or revoked.
+	ErrUnauthenticated = errors.New("unauthenticated")
+	// ErrNotFound is an unknown key id (stores return it too).
+	ErrNotFound = errors.New("not found")
+	// ErrInvalid is a request the use case refuses (unknown plan, bad ttl); its text says why.
+	ErrInvalid = errors.New("invalid")
+)
+
+// Key kinds.
+const (
+	KindTrial  = "trial"
+	KindIssued = "issued"
+	KindJWT    = "jwt"
+)
+
+// Plans a key's account can be on. Their limits live in package meter.
+var Plans = []string{"trial", "paid", "commit", "internal"}
+
+// ScopeMetricsRead lets a key read GET /metrics.json.
+const ScopeMetricsRead = "metrics:read"
+
+// Key is a stored API key with its account's plan; the secret itself is never stored.
+type Key struct {
+	ID        string
+	AccountID string
+	Email     string
+	Plan      string
+	Kind      string
+	Name      string
+	Prefix    string
+	Scopes    []string
+	CreatedAt time.Time
+	RevokedAt *time.Time
+}
+
+// HasScope reports whether the key carries scope.
+func (k Key) HasScope(scope string) bool { return slices.Contains(k.Scopes, scope) }
+
+// NewKey is what Store.CreateKey stores: a key by hash and, when no account has Email, a new account
+// with id AccountID on Plan.
+type NewKey struct {
+	ID, AccountID, Email, Plan, Kind, Name, Prefix, Hash string
+	Scopes                                               []string
+}
+
+// Store persists keys. KeyByHash and KeyByID return ErrNotFound for unknown keys.
+type Store interface {
+	CreateKey(ctx context.Context, k NewKey) (Key, error)
+	KeyByHash(ctx context.Context, hash string) (Key, error)
+	KeyByID(ctx context.Context, id string) (Key, error)
+}
+
+// Issued is a new key with its secret, which exists only in this value.
+type Issued struct {
+	Key
+	Secret string
+}
+
+// Token is an issued legacy JWT.
+type Token struct {
+	AccessToken string
+	ExpiresAt   time.Time
+	KeyID       string
+}
+
+// Service issues and authenticates credentials.
+type Service struct {
+	store     Store
+	jwtSecret []byte
+	cacheTTL  time.Duration
+	now       func() time.Time
+	cache     sync.Map // key hash -> cached
+}
+
+type cached struct {
+	key     Key
+	expires time.Time
+}
+
+// DefaultCacheTTL bounds how long a revoked key may still authenticate on a replica that saw it
+// recently: the price of not reading PostgreSQL on every scoring request.
+const DefaultCacheTTL = 5 * time.Second
+
+// New returns a Service. jwtSecret signs and verifies legacy JWTs (HS256).
+func New(store Store, jwtSecret []byte) *Service {
+	return &Service{store: store, jwtSecret: jwtSecret, cacheTTL: DefaultCacheTTL, now: time.Now}
+}
+
+// IssueTrial issues a trial key on an anonymous account of its own.
+func (s *Service) IssueTrial(ctx context.Context) (Issued, error) {
+	return s.issue(ctx, NewKey{Plan: "trial", Kind: KindTrial, Name: "trial"}, "trial")
+}
+
+// Issue issues a key on plan (default paid) for the account of email, or a new account.
+func (s *Service) Issue(ctx context.Context, plan, email, name string, scopes []string) (Issued, error) {
+	if plan == "" {
+		plan = "paid"
+	}
+	if !slices.Contains(Plans, plan) {
+		return Issued{}, fmt.Errorf("%w: plan must be one of %s", ErrInvalid, strings.Join(Plans, ", "))
+	}
+	if email != "" && (!strings.Contains(email, "@") || len(email) > 254) {
+		return Issued{}, fmt.Errorf("%w: email is not an e-mail address", ErrInvalid)
+	}
+	for _, sc := range scopes {
+		if sc != ScopeMetricsRead {
+			return Issued{}, fmt.Errorf("%w: unknown scope %q (known: %s)", ErrInvalid, sc, ScopeMetricsRead)
+		}
+	}
+	kind := KindIssued
+	if plan == "trial" {
+		kind = KindTrial
+	}
+	return s.issue(ctx, NewKey{Plan: plan, Kind: kind, Name: name, Email: strings.ToLower(email), Scopes: scopes}, "sk")
+}
+
+func (s *Service) issue(ctx context.Context, k NewKey, secretKind string) (Issued, error) {
+	secret, err := auth.NewAPIKey(secretKind)
+	if err != nil {
+		return Issued{}, err
+	}
+	k.ID, k.AccountID = uuid.NewString(), uuid.NewString()
+	k.Hash, k.Prefix = secret.Hash, secret.Prefix
+	stored, err := s.store.CreateKey(ctx, k)
+	if err != nil {
+		return Issued{}, err
+	}
+	return Issued{Key: stored, Secret: secret.Secret}, nil
+}
+
+// Token limits.
+const (
+	DefaultTokenTTL = time.Hour
+	MaxTokenTTL     = 24 * time.Hour
+)
+
+// IssueToken issues a legacy JWT for an internal caller. It is backed by a key row of kind jwt on the
+// internal plan, so that its calls are metered and it can be revoked like any key.
+func (s *Service) IssueToken(ctx context.Context, subject string, scopes []string, ttl time.Duration) (Token, error) {
+	if ttl == 0 {
+		ttl = DefaultTokenTTL
+	}
+	if ttl < time.Minute || ttl > MaxTokenTTL {
+		return Token{}, fmt.Errorf("%w: ttl_seconds must be between 60 and %d", ErrInvalid, int(MaxTokenTTL.Seconds()))
+	}
+	subject = strings.TrimSpace(subject)
+	if subject == "" || len(subject) > 200 {
+		return Token{}, fmt.Errorf("%w: subject is required (at most 200 characters)", ErrInvalid)
+	}
+	for _, sc := range scopes {
+		if sc != ScopeMetricsRead {
+			return Token{}, fmt.Errorf("%w: unknown scope %q (known: %s)", ErrInvalid, sc, ScopeMetricsRead)
+		}
+	}
+	// The row's hash is of a random value nobody holds: the key exists for metering and revocation,
+	// the JWT is the credential.
+	issued, err := s.issue(ctx, NewKey{Plan: "internal", Kind: KindJWT, Name: subject, Scopes: scopes}, "jwt")
+	if err != nil {
+		return Token{}, err
+	}
+	now := s.now()
+	exp := now.Add(ttl).Truncate(time.Second)
+	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.RegisteredClaims{
+		Issuer:    "scoring",
+		Subject:   subject,
+		ID:        issued.ID,
+		IssuedAt:  jwt.NewNumericDate(now),
+		ExpiresAt: jwt.NewNumericDate(exp),
+	})
+	signed, err := tok.SignedString(s.jwtSecret)
+	if err != nil {
+		return Token{}, err
+	}
+	return Token{AccessToken: signed, ExpiresAt: exp, KeyID: issued.ID}, nil
+}
+
+// Authenticate returns the key behind a bearer token: an API key, or a legacy JWT whose jti names its
+// key row. Revoked keys fail (within DefaultCacheTTL on other replicas).
+func (s *Service) Authenticate(ctx context.Context, token string) (Key, error) {
+	if strings.Count(token, ".") == 2 {
+		return s.authenticateJWT(ctx, token)
+	}
+	hash := auth.HashAPIKey(token)
+	now := s.now()
+	if c, ok := s.cache.Load(hash); ok && now.Before(c.(cached).expires) {
+		return c.(cached).key, nil
+	}
+	k, err := s.store.KeyByHash(ctx, hash)
+	if errors.Is(err, ErrNotFound) {
+		return Key{}, ErrUnauthenticated
+	}
+	if err != nil {
+		return Key{}, err
+	}
+	// The lookup by hash is the comparison: the secret itself is never compared, and equal hashes of a
+	// 256-bit secret leak nothing through timing.
+	if k.RevokedAt != nil {
+		return Key{}, ErrUnauthenticated
+	}
+	s.cache.Store(hash, cached{key: k, expires: now.Add(s.cacheTTL)})
+	return k, nil
+}
+
+func (s *Service) authenticateJWT(ctx context.Context, token string) (Key, error) {
+	claims := &jwt.RegisteredClaims{}
+	_, err := jwt.ParseWithClaims(token, claims, func(*jwt.Token) (any, error) { return s.jwtSecret, nil },
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}), jwt.WithIssuer("scoring"),
+		jwt.WithExpirationRequired(), jwt.WithTimeFunc(s.now))
+	if err != nil {
+		return Key{}, ErrUnauthenticated
+	}
+	cacheKey := "jwt:" + claims.ID
+	now := s.now()
+	if c, ok := s.cache.Load(cacheKey); ok && now.Before(c.(cached).expires) {
+		return c.(cached).key, nil
+	}
+	k, err := s.store.KeyByID(ctx, claims.ID)
+	if errors.Is(err, ErrNotFound) {
+		return Key{}, ErrUnauthenticated
+	}
+	if err != nil {
+		return Key{}, err
+	}
+	if k.Kind != KindJWT || k.RevokedAt != nil {
+		return Key{}, ErrUnauthenticated
+	}
+	s.cache.Store(cacheKey, cached{key: k, expires: now.Add(s.cacheTTL)})
+	return k, nil
+}
+
+// DeriveJWTSecret derives the JWT signing secret from the admin token when no secret is configured,
+// so a deployment works with one secret while still never signing with the admin token itself.
+func DeriveJWTSecret(adminToken string) []byte {
+	m := hmac.New(sha256.New, []byte(adminToken))
+	m.Write([]byte("scoring legacy jwt signing key v1"))
+	return m.Sum(nil)
+}

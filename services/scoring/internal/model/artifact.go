@@ -1,0 +1,205 @@
+package model
+
+import "github.com/trustlayer/trustlayer/services/scoring/internal/claim"
+
+// The artifact schema: what cmd/scoring-train writes and Load reads. One ModelFile per model version;
+// a card file per model beside it. Field order is the JSON order, and every list is sorted, so the
+// files are byte-for-byte reproducible.
+
+// The model versions Document 2 names as current.
+const (
+	DenialVersion        = "0.3.3"
+	PriorAuthVersion     = "0.2.3-prior-auth-on-file"
+	ReimbursementVersion = "0.2.1"
+	// AppealsVersion is the deterministic appeals generator's version; it has no artifact.
+	AppealsVersion = "0.1.2"
+)
+
+// The calibration methods and their versions. A version names the calibration procedure (method, fit
+// split, clamps) by the month it was fixed; it changes when the procedure does, not on every retrain.
+const (
+	CalibrationPlatt           = "platt"
+	CalibrationIsotonic        = "isotonic"
+	CalibrationPlattVersion    = "platt-2026.11"
+	CalibrationIsotonicVersion = "isotonic-2026.11"
+)
+
+// IntendedUse is stated on every model card; Document 2 says output is decision support only.
+const IntendedUse = "decision support only: a score informs a human reviewer and never approves, denies or pays a claim on its own"
+
+// ModelFile is one artifact file: one version of one workflow's model.
+type ModelFile struct {
+	Workflow claim.Workflow `json:"workflow"`
+	Version  string         `json:"version"`
+	Training TrainingRun    `json:"training"`
+	// Classifiers holds the denial models (one per profile, in Profiles order) or the single prior-auth model.
+	Classifiers []ClassifierArtifact `json:"classifiers,omitempty"`
+	Regressor   *RegressorArtifact   `json:"regressor,omitempty"`
+}
+
+// TrainingRun identifies the synthetic data a model was trained on; with the code it reproduces the
+// artifact exactly.
+type TrainingRun struct {
+	Seed              uint64 `json:"seed"`
+	RowsPerPopulation int    `json:"rows_per_population"`
+}
+
+// Samples counts the rows of each split a model saw.
+type Samples struct {
+	Train       int `json:"train"`
+	Calibration int `json:"calibration"`
+	Test        int `json:"test"`
+}
+
+// Weight is one learned coefficient.
+type Weight struct {
+	Feature string  `json:"feature"`
+	Weight  float64 `json:"weight"`
+}
+
+// Linear is a linear predictor: log-odds for a classifier, log allowed/billed ratio for the regressor.
+// Features absent from Weights have weight zero.
+type Linear struct {
+	Intercept float64  `json:"intercept"`
+	Weights   []Weight `json:"weights"`
+}
+
+// ClassifierArtifact is one classifier: the predictor, its calibration and everything the runtime
+// needs to explain and qualify a score.
+type ClassifierArtifact struct {
+	Profile     Profile               `json:"profile,omitempty"`
+	Linear      Linear                `json:"linear"`
+	Calibration Calibration           `json:"calibration"`
+	Tiers       Tiers                 `json:"tiers"`
+	SupportRule SupportRule           `json:"support_rule"`
+	Reference   Reference             `json:"reference"`
+	Samples     Samples               `json:"samples"`
+	Metrics     ClassificationMetrics `json:"metrics"`
+}
+
+// Calibration maps the raw probability to a calibrated one. Exactly one of Platt and Isotonic is set,
+// as Method says.
+type Calibration struct {
+	Method   string    `json:"method"`
+	Version  string    `json:"version"`
+	Platt    *Platt    `json:"platt,omitempty"`
+	Isotonic *Isotonic `json:"isotonic,omitempty"`
+}
+
+// Platt is Platt scaling: calibrated = σ(Slope·logit + Intercept), logit being the raw log-odds.
+type Platt struct {
+	Slope     float64 `json:"slope"`
+	Intercept float64 `json:"intercept"`
+}
+
+// Isotonic is a non-decreasing step function fitted by pool adjacent violators: a raw probability r
+// maps to Values[i] for the first i with r ≤ Thresholds[i], and to the last value above them all.
+type Isotonic struct {
+	Thresholds []float64 `json:"thresholds"`
+	Values     []float64 `json:"values"`
+}
+
+// Tiers are the calibrated-score cut-offs of the risk tiers: the 90th and 80th percentiles over the
+// held-out population, so high is the top 10 % and medium the next 10 % (Document 2, risk_tier).
+type Tiers struct {
+	High   float64 `json:"high"`
+	Medium float64 `json:"medium"`
+}
+
+// SupportRule maps a payer's training rows to a support level: at least HighMinRows is high, at least
+// ModerateMinRows moderate, anything less (or a payer never seen) low.
+type SupportRule struct {
+	HighMinRows     int `json:"high_min_rows"`
+	ModerateMinRows int `json:"moderate_min_rows"`
+}
+
+// Reference describes the training population so the runtime can flag inputs outside it.
+type Reference struct {
+	Payers          []PayerRows   `json:"payers"`
+	Families        []FamilyRange `json:"families"`
+	PlacesOfService []string      `json:"places_of_service"`
+}
+
+// PayerRows is how many training rows a payer id had.
+type PayerRows struct {
+	PayerID int64 `json:"payer_id"`
+	Rows    int   `json:"rows"`
+}
+
+// FamilyRange is the central range of the numeric features of one code family in training, between
+// the 0.5th and 99.5th percentiles (see MODELS.md, drift).
+type FamilyRange struct {
+	Family     string  `json:"family"`
+	Rows       int     `json:"rows"`
+	AmountLow  float64 `json:"amount_low"`
+	AmountHigh float64 `json:"amount_high"`
+	UnitsLow   float64 `json:"units_low"`
+	UnitsHigh  float64 `json:"units_high"`
+}
+
+// ClassificationMetrics are measured on the held-out test split, after calibration unless named raw.
+type ClassificationMetrics struct {
+	AUC          float64 `json:"auc"`
+	Brier        float64 `json:"brier"`
+	ECE          float64 `json:"ece"`
+	ECERaw       float64 `json:"ece_raw"`
+	PositiveRate float64 `json:"positive_rate"`
+	// Reliability is the 10-bin reliability table behind ECE and the reliability diagram.
+	Reliability []ReliabilityBin `json:"reliability"`
+}
+
+// ReliabilityBin is one equal-width bin of calibrated probability.
+type ReliabilityBin struct {
+	Lower         float64 `json:"lower"`
+	Upper         float64 `json:"upper"`
+	Count         int     `json:"count"`
+	MeanPredicted float64 `json:"mean_predicted"`
+	ObservedRate  float64 `json:"observed_rate"`
+}
+
+// RegressorArtifact is the reimbursement model: a linear predictor of the log allowed/billed ratio.
+type RegressorArtifact struct {
+	Linear    Linear            `json:"linear"`
+	Reference Reference         `json:"reference"`
+	Samples   Samples           `json:"samples"`
+	Metrics   RegressionMetrics `json:"metrics"`
+}
+
+// RegressionMetrics are measured on the held-out test split, in currency units of allowed amount.
+type RegressionMetrics struct {
+	MAE           float64 `json:"mae"`
+	MAPE          float64 `json:"mape"`
+	MedianAllowed float64 `json:"median_allowed"`
+}
+
+// RoutingMetrics measure DetectProfile on one population's held-out claims.
+type RoutingMetrics struct {
+	Rows int `json:"rows"`
+	// Own, Other and NotDecisive are the shares detected as the population's own profile, as another
+	// profile, and not decided (the runtime then falls back to its default profile).
+	Own         float64 `json:"own"`
+	Other       float64 `json:"other"`
+	NotDecisive float64 `json:"not_decisive"`
+}
+
+// Card is a model card: what a model is for, what it was trained on and how well it does.
+type Card struct {
+	Workflow           claim.Workflow         `json:"workflow"`
+	Version            string                 `json:"version"`
+	Profile            Profile                `json:"profile,omitempty"`
+	CalibrationMethod  string                 `json:"calibration_method,omitempty"`
+	CalibrationVersion string                 `json:"calibration_version,omitempty"`
+	IntendedUse        string                 `json:"intended_use"`
+	Training           TrainingRun            `json:"training"`
+	Data               string                 `json:"data"`
+	Samples            Samples                `json:"samples"`
+	Classification     *ClassificationMetrics `json:"classification,omitempty"`
+	Regression         *RegressionMetrics     `json:"regression,omitempty"`
+	Tiers              *Tiers                 `json:"tiers,omitempty"`
+	Routing            *RoutingMetrics        `json:"routing,omitempty"`
+	Limitations        []string               `json:"limitations"`
+	// ReliabilityPNG names the reliability diagram in the artifacts; ReliabilityPNGData is its content,
+	// filled in by Load.
+	ReliabilityPNG     string `json:"reliability_png,omitempty"`
+	ReliabilityPNGData []byte `json:"-"`
+}

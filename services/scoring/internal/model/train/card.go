@@ -1,0 +1,69 @@
+package train
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/trustlayer/trustlayer/services/scoring/internal/model"
+)
+
+// renderCard renders a model card as markdown, from the same values as its JSON.
+func renderCard(c model.Card) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Model card: %s\n\n", modelTitle(c.Workflow, c.Version, c.Profile))
+	fmt.Fprintf(&b, "**Intended use:** %s.\n\n", c.IntendedUse)
+	b.WriteString("| | |\n|---|---|\n")
+	fmt.Fprintf(&b, "| workflow | %s |\n| version | %s |\n", c.Workflow, c.Version)
+	if c.Profile != "" {
+		fmt.Fprintf(&b, "| distribution profile | %s |\n", c.Profile)
+	}
+	if c.CalibrationMethod != "" {
+		fmt.Fprintf(&b, "| calibration | %s (%s) |\n", c.CalibrationMethod, c.CalibrationVersion)
+	}
+	fmt.Fprintf(&b, "| training run | seed %d, %d claims per population |\n\n", c.Training.Seed, c.Training.RowsPerPopulation)
+
+	fmt.Fprintf(&b, "## Data\n\n%s See `../MODELS.md` for the generative rules.\n\n", c.Data)
+	b.WriteString("| split | claims |\n|---|---|\n")
+	fmt.Fprintf(&b, "| train | %d |\n", c.Samples.Train)
+	if c.Samples.Calibration > 0 {
+		fmt.Fprintf(&b, "| calibration | %d |\n", c.Samples.Calibration)
+	}
+	fmt.Fprintf(&b, "| held-out test | %d |\n\n", c.Samples.Test)
+
+	b.WriteString("## Metrics (held-out test split)\n\n| metric | value |\n|---|---|\n")
+	if m := c.Classification; m != nil {
+		fmt.Fprintf(&b, "| AUC | %s |\n| Brier score | %s |\n| ECE, 10 bins, calibrated | %s |\n| ECE, 10 bins, raw | %s |\n| positive rate | %s |\n\n",
+			num(m.AUC), num(m.Brier), num(m.ECE), num(m.ECERaw), num(m.PositiveRate))
+	}
+	if m := c.Regression; m != nil {
+		fmt.Fprintf(&b, "| MAE of allowed amount | %s |\n| MAPE of allowed amount | %s |\n| median allowed amount | %s |\n\n",
+			num(m.MAE), num(m.MAPE), num(m.MedianAllowed))
+	}
+	if t := c.Tiers; t != nil {
+		b.WriteString("## Risk tiers\n\nCut-offs on the calibrated score: the 90th and 80th percentiles of the held-out population.\n\n")
+		fmt.Fprintf(&b, "| tier | calibrated score |\n|---|---|\n| high (top 10 %%) | ≥ %s |\n| medium (next 10 %%) | ≥ %s |\n| low | below |\n\n",
+			num(t.High), num(t.Medium))
+	}
+	if r := c.Routing; r != nil {
+		fmt.Fprintf(&b, "## Routing\n\n`model.DetectProfile` on the %d held-out claims of this population:\n\n", r.Rows)
+		fmt.Fprintf(&b, "| detected | share |\n|---|---|\n| %s (own) | %s |\n| another profile | %s |\n| not decisive (default profile) | %s |\n\n",
+			c.Profile, num(r.Own), num(r.Other), num(r.NotDecisive))
+	}
+	if c.ReliabilityPNG != "" {
+		fmt.Fprintf(&b, "## Reliability\n\n![reliability diagram](%s)\n\n", c.ReliabilityPNG)
+		b.WriteString("| bin | claims | mean predicted | observed rate |\n|---|---|---|---|\n")
+		for _, bin := range c.Classification.Reliability {
+			fmt.Fprintf(&b, "| %s–%s | %d | %s | %s |\n", num(bin.Lower), num(bin.Upper), bin.Count, num(bin.MeanPredicted), num(bin.ObservedRate))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("## Limitations\n\n")
+	for _, l := range c.Limitations {
+		fmt.Fprintf(&b, "- %s\n", l)
+	}
+	return []byte(b.String())
+}
+
+// num prints a metric with four decimals: enough to compare runs, few enough to read.
+func num(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }

@@ -1,0 +1,141 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/trustlayer/trustlayer/services/scoring/internal/meter"
+)
+
+var _ meter.Sink = (*Store)(nil)
+
+const (
+	// usageBatchApply records a batch id; no row inserted means the batch was applied before.
+	usageBatchApply = `INSERT INTO usage_batches (id) VALUES ($1) ON CONFLICT (id) DO NOTHING`
+
+	// usageBatchesPrune drops ids old enough that no retry can follow. SKIP LOCKED: two replicas
+	// flushing at once do not wait on each other's prune.
+	usageBatchesPrune = `
+DELETE FROM usage_batches WHERE id IN (
+    SELECT id FROM usage_batches WHERE applied_at < now() - interval '7 days'
+    ORDER BY applied_at LIMIT 1000 FOR UPDATE SKIP LOCKED)`
+
+	// usageCountersAdd adds the deltas. GROUP BY: ON CONFLICT DO UPDATE may not touch a row twice in
+	// one statement, so deltas of one key and period are summed first. ORDER BY: replicas lock the
+	// counters they share in the same order, and so cannot deadlock.
+	usageCountersAdd = `
+INSERT INTO usage_counters (key_id, period, calls, updated_at)
+SELECT u.key_id::uuid, u.period, sum(u.calls)::bigint, now()
+FROM unnest($1::text[], $2::text[], $3::bigint[]) AS u (key_id, period, calls)
+GROUP BY 1, 2
+ORDER BY 1, 2
+ON CONFLICT (key_id, period) DO UPDATE
+SET calls = usage_counters.calls + EXCLUDED.calls, updated_at = EXCLUDED.updated_at`
+
+	// requestRecordsInsert inserts the records in one statement; a request id already stored is
+	// skipped, so that writing a batch again is harmless.
+	requestRecordsInsert = `
+INSERT INTO request_records (request_id, key_id, account_id, endpoint, route_id, model_version, scored_at)
+SELECT r.request_id, r.key_id::uuid, r.account_id::uuid, r.endpoint, r.route_id, r.model_version, r.scored_at
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
+    AS r (request_id, key_id, account_id, endpoint, route_id, model_version, scored_at)
+ON CONFLICT (request_id) DO NOTHING`
+
+	usageCounterGet = `SELECT calls FROM usage_counters WHERE key_id = $1 AND period = $2`
+
+	requestRecordGet = `
+SELECT request_id, key_id::text, account_id::text, endpoint, route_id, model_version, scored_at
+FROM request_records WHERE request_id = $1`
+
+	// requestRecordsPruneAllow is what the records' trigger lets a DELETE through on (migration 00002).
+	requestRecordsPruneAllow = `SET LOCAL scoring.request_records_prune = 'on'`
+	requestRecordsPrune      = `DELETE FROM request_records WHERE scored_at < $1`
+)
+
+// WriteBatch applies a meter batch in one transaction: usage deltas added to their counters, request
+// records inserted (an existing request id is skipped). A batch id already applied changes nothing,
+// so a retry after an unknown outcome does not count twice (the meter.Sink contract).
+func (s *Store) WriteBatch(ctx context.Context, b meter.Batch) error {
+	if b.ID == "" {
+		return errors.New("store: usage batch without an id")
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, usageBatchApply, b.ID)
+		if err != nil {
+			return fmt.Errorf("record usage batch: %w", err)
+		}
+		if tag.RowsAffected() == 0 {
+			return nil
+		}
+		if len(b.Usage) > 0 {
+			keys, periods, calls := make([]string, len(b.Usage)), make([]string, len(b.Usage)), make([]int64, len(b.Usage))
+			for i, u := range b.Usage {
+				keys[i], periods[i], calls[i] = u.KeyID, u.Period, u.Calls
+			}
+			if _, err := tx.Exec(ctx, usageCountersAdd, keys, periods, calls); err != nil {
+				return fmt.Errorf("add usage: %w", err)
+			}
+		}
+		if len(b.Records) > 0 {
+			n := len(b.Records)
+			ids, keys, accounts, endpoints := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+			routes, versions, scored := make([]string, n), make([]string, n), make([]time.Time, n)
+			for i, r := range b.Records {
+				ids[i], keys[i], accounts[i], endpoints[i] = r.RequestID, r.KeyID, r.AccountID, r.Endpoint
+				routes[i], versions[i], scored[i] = r.RouteID, r.ModelVersion, r.ScoredAt
+			}
+			if _, err := tx.Exec(ctx, requestRecordsInsert, ids, keys, accounts, endpoints, routes, versions, scored); err != nil {
+				return fmt.Errorf("insert request records: %w", err)
+			}
+		}
+		if _, err := tx.Exec(ctx, usageBatchesPrune); err != nil {
+			return fmt.Errorf("prune usage batches: %w", err)
+		}
+		return nil
+	})
+}
+
+// Usage returns the persisted calls of a key in a period ("2026-11"), 0 when it has none.
+func (s *Store) Usage(ctx context.Context, keyID, period string) (int64, error) {
+	var calls int64
+	err := s.pool.QueryRow(ctx, usageCounterGet, keyID, period).Scan(&calls)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	return calls, err
+}
+
+// RequestRecord returns the record of a scoring response, or ErrNotFound. Records still buffered in
+// the meter are not here yet (see meter.Meter.PendingRecord).
+func (s *Store) RequestRecord(ctx context.Context, requestID string) (meter.RequestRecord, error) {
+	var r meter.RequestRecord
+	err := s.pool.QueryRow(ctx, requestRecordGet, requestID).
+		Scan(&r.RequestID, &r.KeyID, &r.AccountID, &r.Endpoint, &r.RouteID, &r.ModelVersion, &r.ScoredAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return meter.RequestRecord{}, ErrNotFound
+	}
+	if err != nil {
+		return meter.RequestRecord{}, err
+	}
+	r.ScoredAt = r.ScoredAt.UTC()
+	return r, nil
+}
+
+// PruneRequestRecords deletes the request records scored before before and returns how many. The
+// retention window is feedback's to choose; this is the only delete the records' trigger allows.
+func (s *Store) PruneRequestRecords(ctx context.Context, before time.Time) (int64, error) {
+	var deleted int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, requestRecordsPruneAllow); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, requestRecordsPrune, before)
+		deleted = tag.RowsAffected()
+		return err
+	})
+	return deleted, err
+}
