@@ -54,8 +54,9 @@ test: deps lint check-generated ## everything CI checks: lint, generated-code dr
 	go test -race -count=1 -timeout 20m $(PACKAGES)
 
 .PHONY: bench
-bench: deps ## benchmarks (outside CI); figures are ratios against a baseline of the same run
+bench: deps ## benchmarks and load runs (outside CI); figures are ratios against a baseline of the same run
 	go test -run '^$$' -bench . -benchmem -count 5 $(PACKAGES)
+	go run ./services/scoring/cmd/scoring-bench
 
 .PHONY: build
 build: ## build the three service binaries, stamped with version, commit and build time, into ./bin

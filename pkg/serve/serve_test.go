@@ -73,7 +73,7 @@ func start(t *testing.T, style gateway.ValidationStyle) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.Register(&platformtestv1.EchoService_ServiceDesc, h.echo, platformtestv1.RegisterEchoServiceHandler); err != nil {
+	if err := srv.Register(&platformtestv1.EchoService_ServiceDesc, h.echo, serve.Gateway(platformtestv1.RegisterEchoServiceHandlerClient, platformtestv1.NewEchoServiceClient)); err != nil {
 		t.Fatal(err)
 	}
 	h.srv = srv

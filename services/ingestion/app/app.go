@@ -19,6 +19,7 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/gateway"
 	"github.com/trustlayer/trustlayer/pkg/platform"
 	"github.com/trustlayer/trustlayer/pkg/safehttp"
+	"github.com/trustlayer/trustlayer/pkg/serve"
 	ingestionv1 "github.com/trustlayer/trustlayer/proto/ingestion/v1"
 	"github.com/trustlayer/trustlayer/services/ingestion/internal/api"
 	"github.com/trustlayer/trustlayer/services/ingestion/internal/archive"
@@ -117,10 +118,10 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 	svc := ingest.NewService(store.New(p.Pool), arch, p.Log, cfg.Settings.allowPrivate, ingest.Limits{
 		MaxBytes: cfg.Settings.FetchMaxBytes, Timeout: cfg.Settings.FetchTimeout, MaxAttempts: cfg.Settings.FetchMaxAttempts,
 	})
-	if err := p.Server.Register(&ingestionv1.SourceService_ServiceDesc, api.NewSources(svc), ingestionv1.RegisterSourceServiceHandler); err != nil {
+	if err := p.Server.Register(&ingestionv1.SourceService_ServiceDesc, api.NewSources(svc), serve.Gateway(ingestionv1.RegisterSourceServiceHandlerClient, ingestionv1.NewSourceServiceClient)); err != nil {
 		return err
 	}
-	if err := p.Server.Register(&ingestionv1.LedgerService_ServiceDesc, api.NewLedger(svc), ingestionv1.RegisterLedgerServiceHandler); err != nil {
+	if err := p.Server.Register(&ingestionv1.LedgerService_ServiceDesc, api.NewLedger(svc), serve.Gateway(ingestionv1.RegisterLedgerServiceHandlerClient, ingestionv1.NewLedgerServiceClient)); err != nil {
 		return err
 	}
 	p.Go(func(ctx context.Context) error { return svc.Schedule(ctx, cfg.Settings.SchedulerInterval) })

@@ -18,6 +18,7 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/config"
 	"github.com/trustlayer/trustlayer/pkg/gateway"
 	"github.com/trustlayer/trustlayer/pkg/platform"
+	"github.com/trustlayer/trustlayer/pkg/serve"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/api"
 	"github.com/trustlayer/trustlayer/services/verification/internal/feeds"
@@ -102,10 +103,10 @@ func ConfigVars() []string {
 func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 	tenants := tenancy.NewService(store.New(p.Pool))
 	if err := p.Server.Register(&verificationv1.OrganizationService_ServiceDesc, api.NewOrganizations(tenants),
-		verificationv1.RegisterOrganizationServiceHandler); err != nil {
+		serve.Gateway(verificationv1.RegisterOrganizationServiceHandlerClient, verificationv1.NewOrganizationServiceClient)); err != nil {
 		return err
 	}
-	if err := p.Server.Register(&verificationv1.IdentityService_ServiceDesc, api.Identity{}, verificationv1.RegisterIdentityServiceHandler); err != nil {
+	if err := p.Server.Register(&verificationv1.IdentityService_ServiceDesc, api.Identity{}, serve.Gateway(verificationv1.RegisterIdentityServiceHandlerClient, verificationv1.NewIdentityServiceClient)); err != nil {
 		return err
 	}
 	if err := intelwire.Register(ctx, p, cfg.Intel); err != nil {
@@ -139,7 +140,7 @@ func registerFeeds(ctx context.Context, cfg Config, p *platform.Platform) error 
 	// Download URLs are signed with a key derived from the admin token, which every replica shares.
 	signer := feeds.NewSigner(cfg.Spec.Service.AdminToken)
 	if err := p.Server.Register(&verificationv1.DataFeedService_ServiceDesc,
-		api.NewFeeds(feeds.NewService(artifacts, signer), cfg.Settings.PublicURL), verificationv1.RegisterDataFeedServiceHandler); err != nil {
+		api.NewFeeds(feeds.NewService(artifacts, signer), cfg.Settings.PublicURL), serve.Gateway(verificationv1.RegisterDataFeedServiceHandlerClient, verificationv1.NewDataFeedServiceClient)); err != nil {
 		return err
 	}
 	p.Server.Handle("GET "+feeds.FilePath+"{id}", &web.FeedFiles{Store: artifacts, Blobs: blobs, Signer: signer, Log: p.Log})

@@ -80,32 +80,43 @@ func closedLoop(client *http.Client, next request, workers int, d time.Duration)
 
 // openLoop sends requests at a fixed rate whatever the answers do (no coordinated omission): the
 // i-th request is due at start + i/rate, and its latency counts from that moment, so a stalled
-// server shows up in the percentiles instead of slowing the load down. It is a few lines here
-// because vegeta, the usual tool, is not reachable from this machine's module proxy.
-func openLoop(ctx context.Context, client *http.Client, next request, rate float64, d time.Duration) result {
+// server shows up in the percentiles instead of slowing the load down. A pool of workers takes the
+// due requests from one dispatcher, enough of them that a free one is always waiting. It is a few
+// lines here because vegeta, the usual tool, is not reachable from this machine's module proxy.
+func openLoop(ctx context.Context, client *http.Client, next request, rate float64, d time.Duration, workers int) result {
 	total := int(rate * d.Seconds())
 	interval := time.Duration(float64(time.Second) / rate)
 	lat := make([]time.Duration, total)
 	var failed atomic.Int64
+	type job struct {
+		i   int
+		due time.Time
+	}
+	jobs := make(chan job, total)
 	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for j := range jobs {
+				url, body, header := next(j.i)
+				if !send(client, url, body, header) {
+					failed.Add(1)
+				}
+				lat[j.i] = time.Since(j.due)
+			}
+		})
+	}
 	start := time.Now()
 	for i := range total {
 		due := start.Add(time.Duration(i) * interval)
 		if wait := time.Until(due); wait > 0 {
-			select {
-			case <-time.After(wait):
-			case <-ctx.Done():
-				return result{}
-			}
+			time.Sleep(wait)
 		}
-		wg.Go(func() {
-			url, body, header := next(i)
-			if !send(client, url, body, header) {
-				failed.Add(1)
-			}
-			lat[i] = time.Since(due)
-		})
+		if ctx.Err() != nil {
+			break
+		}
+		jobs <- job{i, due}
 	}
+	close(jobs)
 	wg.Wait()
 	return summarise(lat, total, int(failed.Load()), time.Since(start))
 }

@@ -15,31 +15,37 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/trustlayer/trustlayer/pkg/platform"
-	"github.com/trustlayer/trustlayer/services/scoring/app"
-	"github.com/trustlayer/trustlayer/services/scoring/internal/decision"
-	"github.com/trustlayer/trustlayer/services/scoring/internal/model"
-	"github.com/trustlayer/trustlayer/services/scoring/internal/policysignal"
+	"github.com/trustlayer/trustlayer/pkg/bus"
 )
 
 func main() {
 	duration := flag.Duration("duration", 10*time.Second, "length of each measured run")
 	workers := flag.Int("workers", 16, "concurrent clients of the closed-loop runs")
 	adminURL := flag.String("pg", envOr("PGTEST_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "PostgreSQL admin URL")
+	openRate := flag.Float64("rate", 0, "rate of the open-loop run (default: half the measured maximum)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the service process, over the whole run, to this file")
 	natsURL := flag.String("nats", envOr("NATS_URL", "nats://127.0.0.1:4222"), "NATS URL")
 	flag.Parse()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *adminURL, *natsURL, *duration, *workers, os.Stdout); err != nil {
+	if served, err := serveRole(ctx); served {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "scoring-bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(ctx, *adminURL, *natsURL, *duration, *workers, *openRate, *cpuProfile, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "scoring-bench:", err)
 		os.Exit(1)
 	}
@@ -59,7 +65,7 @@ var claimPayload = map[string]any{
 	"cpt_code": "99214", "icd10_code": "E11.9", "billed_amount": 245.0, "place_of_service": "11", "network_status": "in_network",
 }
 
-func run(ctx context.Context, adminURL, natsURL string, d time.Duration, workers int, out io.Writer) error {
+func run(ctx context.Context, adminURL, natsURL string, d time.Duration, workers int, openRate float64, cpuProfile string, out io.Writer) error {
 	dbURL, drop, err := tempDatabase(ctx, adminURL)
 	if err != nil {
 		return err
@@ -67,50 +73,37 @@ func run(ctx context.Context, adminURL, natsURL string, d time.Duration, workers
 	defer drop()
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
-	env := map[string]string{
-		"SCORING_DATABASE_URL": dbURL, "SCORING_ADMIN_TOKEN": adminToken, "SCORING_HTTP_ADDR": "127.0.0.1:0",
-		"SCORING_GRPC_ADDR": "127.0.0.1:0", "NATS_URL": natsURL, "NATS_NAMESPACE": "bench" + hex.EncodeToString(suffix),
-		"SCORING_LOG_LEVEL": "warn",
-	}
-	getenv := func(k string) string { return env[k] }
-	cfg, err := app.LoadConfig(getenv)
+	serviceAddr, baselineAddr := freeAddr(), freeAddr()
+	// The service and the baseline run as processes of their own, as they would in production, so
+	// that neither shares a heap, a garbage collector or a scheduler with the other or with the load.
+	svc, err := startChild(ctx, "service", map[string]string{
+		"SCORING_DATABASE_URL": dbURL, "SCORING_ADMIN_TOKEN": adminToken, "SCORING_HTTP_ADDR": serviceAddr,
+		"SCORING_GRPC_ADDR": freeAddr(), "NATS_URL": natsURL, "NATS_NAMESPACE": "bench" + hex.EncodeToString(suffix),
+		"SCORING_LOG_LEVEL": "warn", profileVar: cpuProfile,
+	})
 	if err != nil {
 		return err
 	}
-	svcCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	p, err := platform.Open(svcCtx, cfg.Spec, getenv, io.Discard)
+	defer svc.stop()
+	plain, err := startChild(ctx, "baseline", map[string]string{"BENCH_BASELINE_ADDR": baselineAddr})
 	if err != nil {
 		return err
 	}
-	if err := app.Register(svcCtx, cfg, p); err != nil {
-		return err
-	}
-	done := make(chan struct{})
-	go func() { _ = p.Run(svcCtx); close(done) }()
-	defer func() {
-		cancel()
-		<-done
-		for _, st := range cfg.Spec.Streams {
-			_ = p.Bus.JS.DeleteStream(context.Background(), p.Bus.StreamName(st.Name))
+	defer plain.stop()
+	service, base := "http://"+serviceAddr, "http://"+baselineAddr
+	for _, u := range []string{service + "/healthz", base + "/healthz"} {
+		if err := waitHTTP(ctx, u, 60*time.Second); err != nil {
+			return err
 		}
-		p.Close()
+	}
+	defer func() {
+		// The service provisions its streams in the run's own namespace; leave nothing behind.
+		b, err := bus.Connect(natsURL, "bench"+hex.EncodeToString(suffix), "scoring-bench", slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err == nil {
+			_ = b.JS.DeleteStream(context.Background(), b.StreamName(bus.PolicyChanges.Name))
+			b.Close()
+		}
 	}()
-	service := "http://" + p.Server.HTTPAddr()
-
-	models, err := model.Load()
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	plain := &http.Server{Handler: baseline{engine: decision.New(models, policysignal.NewIndex(), decision.Config{})}}
-	go func() { _ = plain.Serve(ln) }()
-	defer plain.Close()
-	base := "http://" + ln.Addr().String()
-
 	client := newClient(workers * 4)
 	// Paid keys, as the issue asks; many of them, as many customers would, so that the 50 requests/s
 	// of one paid key is not what the run measures.
@@ -131,7 +124,9 @@ func run(ctx context.Context, adminURL, natsURL string, d time.Duration, workers
 		authHeaders[i].Set("Authorization", "Bearer "+k)
 	}
 	plainReq := func(int) (string, []byte, http.Header) { return base + "/v1/score", single, jsonHeader() }
-	gatewayReq := func(i int) (string, []byte, http.Header) { return service + "/v1/score", single, authHeaders[i%len(keys)] }
+	gatewayReq := func(i int) (string, []byte, http.Header) {
+		return service + "/v1/score", single, authHeaders[i%len(keys)]
+	}
 	batchReq := func(i int) (string, []byte, http.Header) {
 		return service + "/v1/score/batch", batch, authHeaders[i%len(keys)]
 	}
@@ -152,8 +147,11 @@ func run(ctx context.Context, adminURL, natsURL string, d time.Duration, workers
 	fmt.Fprintf(out, "throughput ratio service/baseline: %.2fx (target >= 0.5x)\n", gwRPS/baseRPS)
 
 	half := gwRPS / 2
-	open := openLoop(ctx, client, gatewayReq, half, d)
-	fmt.Fprintf(out, "open loop at %.0f req/s (half the service's max): p50 %s  p99 %s  max %s  failed %d/%d (target p99 <= 5ms)\n",
+	if openRate > 0 {
+		half = openRate
+	}
+	open := openLoop(ctx, client, gatewayReq, half, d, 128)
+	fmt.Fprintf(out, "open loop at %.0f req/s: p50 %s  p99 %s  max %s  failed %d/%d (target p99 <= 5ms)\n",
 		half, open.P50.Round(time.Microsecond), open.P99.Round(time.Microsecond), open.Max.Round(time.Microsecond), open.Failed, open.Requests)
 
 	bt := closedLoop(client, batchReq, workers, d)

@@ -7,10 +7,11 @@ import (
 	"github.com/trustlayer/trustlayer/services/scoring/internal/decision"
 )
 
-// logDecision writes the structured decision log of Document 2 "Events": routing, support level,
+// logDecision counts the decision in the scoring.decisions metric and writes the structured decision log of Document 2 "Events": routing, support level,
 // drift flags, model and calibration versions. It never carries the claim: no identifiers, codes or
 // amounts of the payload, only what the models decided and why (the key is named by its prefix).
 func (s *Scoring) logDecision(ctx context.Context, requestID, route, keyPrefix string, d decision.Decision) {
+	s.metrics.add(ctx, route, d.Workflow, d.RiskLevel)
 	attrs := []slog.Attr{
 		slog.String("request_id", requestID), slog.String("route_id", route), slog.String("key_prefix", keyPrefix),
 		slog.String("workflow", string(d.Workflow)), slog.String("model_version", d.ModelVersion),

@@ -41,15 +41,22 @@ type Scoring struct {
 	scoringv1.UnimplementedScoringServiceServer
 	engine     *decision.Engine
 	models     *model.Set
-	meter      *meter.Meter
+	limiter    Limiter
 	log        *slog.Logger
 	upgradeURL string
 	now        func() time.Time
+	metrics    decisionMetrics
+}
+
+// Limiter admits billable requests against a key's plan and meters the ones that succeed;
+// *meter.Meter is the service's.
+type Limiter interface {
+	Admit(ctx context.Context, keyID string, plan meter.Plan, n int) (meter.Ticket, error)
 }
 
 // NewScoring returns the service. upgradeURL is where a trial key that ran out of calls upgrades.
-func NewScoring(engine *decision.Engine, models *model.Set, m *meter.Meter, log *slog.Logger, upgradeURL string) *Scoring {
-	return &Scoring{engine: engine, models: models, meter: m, log: log, upgradeURL: upgradeURL, now: time.Now}
+func NewScoring(engine *decision.Engine, models *model.Set, limiter Limiter, log *slog.Logger, upgradeURL string) *Scoring {
+	return &Scoring{engine: engine, models: models, limiter: limiter, log: log, upgradeURL: upgradeURL, now: time.Now, metrics: newDecisionMetrics()}
 }
 
 var currentVersion = map[claim.Workflow]string{
@@ -199,7 +206,7 @@ func (s *Scoring) admit(ctx context.Context, n int) (meter.Ticket, error) {
 	if !ok {
 		plan, _ = meter.PlanFor("trial")
 	}
-	t, err := s.meter.Admit(ctx, key.ID, plan, n)
+	t, err := s.limiter.Admit(ctx, key.ID, plan, n)
 	if err != nil {
 		var limit *meter.LimitError
 		if errors.As(err, &limit) && limit.RetryAfter > 0 {

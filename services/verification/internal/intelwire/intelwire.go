@@ -13,6 +13,7 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/config"
 	"github.com/trustlayer/trustlayer/pkg/platform"
 	"github.com/trustlayer/trustlayer/pkg/safehttp"
+	"github.com/trustlayer/trustlayer/pkg/serve"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/api"
 	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
@@ -96,7 +97,7 @@ func Register(_ context.Context, p *platform.Platform, s Settings) error {
 	}
 	registry := store.NewRegistry(p.Pool)
 	if err := p.Server.Register(&verificationv1.IntelligenceService_ServiceDesc, api.NewIntelligence(intel.NewReader(registry)),
-		verificationv1.RegisterIntelligenceServiceHandler); err != nil {
+		serve.Gateway(verificationv1.RegisterIntelligenceServiceHandlerClient, verificationv1.NewIntelligenceServiceClient)); err != nil {
 		return err
 	}
 	if len(urls) == 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/bus"
 	"github.com/trustlayer/trustlayer/pkg/outbox"
 	"github.com/trustlayer/trustlayer/pkg/platform"
+	"github.com/trustlayer/trustlayer/pkg/serve"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/api"
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"
@@ -45,7 +46,7 @@ func Register(ctx context.Context, p *platform.Platform, s Settings, servers web
 	p.OnClose(pool.Close)
 	svc := webhooks.NewService(store.NewWebhooks(pool), servers, s.domainConfig(), webhooks.WithLogger(p.Log))
 	if err := p.Server.Register(&verificationv1.WebhookService_ServiceDesc, api.NewWebhooks(svc),
-		verificationv1.RegisterWebhookServiceHandler); err != nil {
+		serve.Gateway(verificationv1.RegisterWebhookServiceHandlerClient, verificationv1.NewWebhookServiceClient)); err != nil {
 		return err
 	}
 
