@@ -21,7 +21,7 @@ import (
 // limiter-on/limiter-off comparison measures.
 type discardSink struct{}
 
-func (discardSink) WriteBatch(context.Context, meter.Batch) error         { return nil }
+func (discardSink) WriteBatch(context.Context, meter.Batch) error        { return nil }
 func (discardSink) Usage(context.Context, string, string) (int64, error) { return 0, nil }
 
 // unlimited admits everything and meters nothing: the "off" side of the comparison.
