@@ -248,7 +248,7 @@ func (s *Scoring) decide(workflow string, payload *structpb.Struct, o decision.O
 	if !ok {
 		return decision.Decision{}, nil, unknownWorkflow(workflow)
 	}
-	c, _, errs := claim.Validate(w, payload.AsMap())
+	c, errs := claim.Check(w, payload.AsMap())
 	if len(errs) > 0 {
 		return decision.Decision{}, nil, errs
 	}

@@ -26,7 +26,6 @@ const (
 	RulePlaceOfService  = "place_of_service_code" // not an assigned CMS place-of-service code
 	RuleNetworkStatus   = "network_status_enum"   // not in_network, out_of_network or unknown
 	RuleWorkflow        = "workflow"              // not one of the scoring workflows
-	RuleSchema          = "schema"                // any other JSON Schema violation
 )
 
 // FieldError is one validation failure. Field is the payload field name (the top-level name for
@@ -56,7 +55,7 @@ func (errs Errors) Error() string {
 }
 
 // Sort orders errors by field, rule and message, so that the same payload always yields the same
-// list whatever order the schema library or Go's map iteration visited it in.
+// list whatever order Go's map iteration visited it in.
 func (errs Errors) Sort() {
 	slices.SortFunc(errs, func(a, b FieldError) int {
 		return cmp.Or(cmp.Compare(a.Field, b.Field), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Message, b.Message))

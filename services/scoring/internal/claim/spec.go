@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -20,14 +22,15 @@ type Spec struct {
 	Required []string
 	Optional []string
 	// Schema is the JSON Schema (draft 2020-12) of the payload as published. Validate enforces all of
-	// it, the numeric bounds in Go (see takeBounds), and more: code formats, dates, decimal places.
+	// it in Go, and more: code formats, dates, decimal places.
 	Schema json.RawMessage
 	// Example is a payload that validates, decoded the way encoding/json decodes a request body.
 	Example map[string]any
 }
 
 // schemaFiles holds one payload schema per workflow plus the appeal claim's. Each file is the single
-// source of its workflow's requiredness, field types, numeric bounds and example.
+// source of its workflow's requiredness, nullability, string lengths, numeric bounds and example;
+// the field types it states must be the ones the Go rules read (see wantTypes).
 //
 //go:embed schemas/*.json
 var schemaFiles embed.FS
@@ -60,39 +63,34 @@ func init() {
 	}
 }
 
-// load compiles one embedded schema. The schemas are part of the binary, so an error is a programming
+// load reads one embedded schema. The schemas are part of the binary, so an error is a programming
 // error that the package's tests catch; init panics on it.
 func load(name string, lead int) (*Spec, *profile, error) {
 	raw, err := schemaFiles.ReadFile("schemas/" + name)
 	if err != nil {
 		return nil, nil, err
 	}
-	var doc struct {
-		Title       string                     `json:"title"`
-		Description string                     `json:"description"`
-		Required    []string                   `json:"required"`
-		Properties  map[string]json.RawMessage `json:"properties"`
-		Examples    []map[string]any           `json:"examples"`
-	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
+	return parseSchema(name, raw, lead)
+}
+
+// parseSchema reads a schema file into the spec served to clients and the profile Validate enforces.
+// It also compiles the schema with the JSON Schema library, which Validate does not run, so that a
+// file that is not valid JSON Schema, or whose examples it rejects, fails at start.
+func parseSchema(name string, raw []byte, lead int) (*Spec, *profile, error) {
+	var doc schemaDoc
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	// A keyword the Go rules do not read (pattern, enum, minLength) would be published as a rule and
+	// not enforced, so it fails here until Go enforces it.
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
 		return nil, nil, fmt.Errorf("claim: schema %s: %w", name, err)
 	}
-	if len(doc.Properties) != int(numFields) {
-		return nil, nil, fmt.Errorf("claim: schema %s: %d properties, want the %d claim fields", name, len(doc.Properties), numFields)
-	}
-	p := &profile{serviceDateLead: lead}
-	for _, r := range doc.Required {
-		f, ok := fieldByName(r)
-		if !ok {
-			return nil, nil, fmt.Errorf("claim: schema %s: required field %q is not a claim field", name, r)
-		}
-		p.required.add(f)
+	p, err := doc.profile(lead)
+	if err != nil {
+		return nil, nil, fmt.Errorf("claim: schema %s: %w", name, err)
 	}
 	spec := &Spec{Title: doc.Title, Description: doc.Description, Schema: raw}
 	for f, fname := range fieldNames {
-		if _, ok := doc.Properties[fname]; !ok {
-			return nil, nil, fmt.Errorf("claim: schema %s: no property %q", name, fname)
-		}
 		if p.required.has(field(f)) {
 			spec.Required = append(spec.Required, fname)
 		} else {
@@ -102,25 +100,145 @@ func load(name string, lead int) (*Spec, *profile, error) {
 	if len(doc.Examples) > 0 {
 		spec.Example = doc.Examples[0]
 	}
-
-	// The library decodes numbers as json.Number so that bounds such as 2^53-1 compare exactly.
-	schemaDoc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	schema, err := compileSchema(name, raw)
 	if err != nil {
-		return nil, nil, fmt.Errorf("claim: schema %s: %w", name, err)
+		return nil, nil, err
 	}
-	if err := p.takeBounds(schemaDoc); err != nil {
-		return nil, nil, fmt.Errorf("claim: schema %s: %w", name, err)
+	for i, example := range doc.Examples {
+		if err := schema.Validate(example); err != nil {
+			return nil, nil, fmt.Errorf("claim: schema %s: example %d: %w", name, i, err)
+		}
+	}
+	return spec, p, nil
+}
+
+// compileSchema compiles an embedded schema file as published, numeric bounds included.
+func compileSchema(name string, raw []byte) (*jsonschema.Schema, error) {
+	// The library decodes numbers as json.Number so that bounds such as 2^53-1 compare exactly.
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("claim: schema %s: %w", name, err)
 	}
 	url := "mem:///claim/schemas/" + name
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource(url, schemaDoc); err != nil {
-		return nil, nil, fmt.Errorf("claim: schema %s: %w", name, err)
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, fmt.Errorf("claim: schema %s: %w", name, err)
 	}
-	if p.schema, err = c.Compile(url); err != nil {
-		return nil, nil, fmt.Errorf("claim: schema %s: %w", name, err)
+	schema, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("claim: schema %s: %w", name, err)
 	}
-	return spec, p, nil
+	return schema, nil
+}
+
+// schemaDoc is a payload schema file: every keyword the files use, and no other (see parseSchema).
+type schemaDoc struct {
+	Dialect              string                    `json:"$schema"`
+	Title                string                    `json:"title"`
+	Description          string                    `json:"description"`
+	Type                 string                    `json:"type"`
+	Required             []string                  `json:"required"`
+	AdditionalProperties *bool                     `json:"additionalProperties"`
+	Properties           map[string]schemaProperty `json:"properties"`
+	Examples             []map[string]any          `json:"examples"`
+}
+
+type schemaProperty struct {
+	Type        schemaTypes `json:"type"`
+	Description string      `json:"description"`
+	// Format is an annotation in draft 2020-12, which the library does not assert; Go checks dates
+	// more strictly than "date" would.
+	Format           string   `json:"format"`
+	MaxLength        *int     `json:"maxLength"`
+	Minimum          *float64 `json:"minimum"`
+	ExclusiveMinimum *float64 `json:"exclusiveMinimum"`
+	Maximum          *float64 `json:"maximum"`
+}
+
+// schemaTypes is a property's "type", which the files write as a string or an array of strings.
+type schemaTypes []string
+
+func (t *schemaTypes) UnmarshalJSON(b []byte) error {
+	var one string
+	if json.Unmarshal(b, &one) == nil {
+		*t = schemaTypes{one}
+		return nil
+	}
+	return json.Unmarshal(b, (*[]string)(t))
+}
+
+// wantTypes is the JSON Schema type, null aside, of the values the Go rules read for f.
+func wantTypes(f field) []string {
+	switch f {
+	case fieldProviderID, fieldPayerID:
+		return []string{"integer", "string"}
+	case fieldBilledAmount, fieldUnits:
+		return []string{"number"}
+	}
+	return []string{"string"}
+}
+
+// profile reads what Validate enforces from the schema, checking that the schema states nothing
+// the Go rules would not enforce.
+func (doc *schemaDoc) profile(lead int) (*profile, error) {
+	if doc.Type != "object" || doc.AdditionalProperties == nil || *doc.AdditionalProperties {
+		return nil, errors.New(`want "type": "object" and "additionalProperties": false, as Validate rejects unknown fields`)
+	}
+	if len(doc.Properties) != int(numFields) {
+		return nil, fmt.Errorf("%d properties, want the %d claim fields", len(doc.Properties), numFields)
+	}
+	p := &profile{serviceDateLead: lead}
+	for _, r := range doc.Required {
+		f, ok := fieldByName(r)
+		if !ok {
+			return nil, fmt.Errorf("required field %q is not a claim field", r)
+		}
+		p.required.add(f)
+	}
+	for f, name := range fieldNames {
+		prop, ok := doc.Properties[name]
+		if !ok {
+			return nil, fmt.Errorf("no property %q", name)
+		}
+		types := slices.Sorted(slices.Values(prop.Type))
+		if i, found := slices.BinarySearch(types, "null"); found {
+			p.nullable.add(field(f))
+			types = slices.Delete(types, i, i+1)
+		}
+		if want := wantTypes(field(f)); !slices.Equal(types, want) {
+			return nil, fmt.Errorf("property %q: type %v, want %v with or without null", name, prop.Type, want)
+		}
+		p.maxLength[f] = math.MaxInt
+		if prop.MaxLength != nil {
+			p.maxLength[f] = *prop.MaxLength
+		}
+		b, err := prop.bound(field(f))
+		if err != nil {
+			return nil, fmt.Errorf("property %q: %w", name, err)
+		}
+		p.bounds[f] = b
+	}
+	return p, nil
+}
+
+// bound reads a property's numeric bounds. Messages word a range with both ends, so each numeric
+// field needs exactly one lower bound and an upper one, and the other fields none.
+func (prop *schemaProperty) bound(f field) (bound, error) {
+	numeric := f == fieldProviderID || f == fieldPayerID || f == fieldBilledAmount || f == fieldUnits
+	lower := prop.Minimum
+	if prop.ExclusiveMinimum != nil {
+		lower = prop.ExclusiveMinimum
+	}
+	bounded := (prop.Minimum == nil) != (prop.ExclusiveMinimum == nil) && prop.Maximum != nil
+	stated := prop.Minimum != nil || prop.ExclusiveMinimum != nil || prop.Maximum != nil
+	if (numeric && !bounded) || (!numeric && stated) {
+		return bound{}, errors.New("want one lower and one upper bound on exactly provider_id, payer_id, billed_amount and units")
+	}
+	if !numeric {
+		return bound{}, nil
+	}
+	return bound{min: *lower, max: *prop.Maximum, exclusiveMin: prop.ExclusiveMinimum != nil}, nil
 }
 
 // ParseWorkflow returns the workflow with the id s ("healthcare.denial"). Only exact ids match, so
@@ -156,49 +274,4 @@ func workflowIndex(w Workflow) (int, bool) {
 		return 2, true
 	}
 	return 0, false
-}
-
-// takeBounds moves the numeric bounds (minimum or exclusiveMinimum, and maximum) of the schema's
-// properties out of the copy that gets compiled and into the profile, where Go enforces them. The
-// schema library checks a bound through fmt and math/big: on the denial example that was 45 of the
-// schema pass's 103 allocations and half its 7 µs (BenchmarkValidate, see VALIDATION.md). The
-// published schema keeps the bounds, so they are still stated once, in the schema file.
-func (p *profile) takeBounds(schemaDoc any) error {
-	root, _ := schemaDoc.(map[string]any)
-	props, _ := root["properties"].(map[string]any)
-	for name, prop := range props {
-		prop, _ := prop.(map[string]any)
-		f, ok := fieldByName(name)
-		if !ok || prop == nil {
-			return fmt.Errorf("property %q is not a claim field", name)
-		}
-		var b bound
-		var set [3]bool
-		for i, kw := range [...]string{"minimum", "exclusiveMinimum", "maximum"} {
-			n, ok := prop[kw].(json.Number)
-			if !ok {
-				continue
-			}
-			x, err := n.Float64()
-			if err != nil {
-				return fmt.Errorf("property %q: %s: %w", name, kw, err)
-			}
-			set[i] = true
-			if i == 2 {
-				b.max = x
-			} else {
-				b.min, b.exclusiveMin = x, i == 1
-			}
-			delete(prop, kw)
-		}
-		// Messages word a range with both ends, so each numeric field needs exactly one lower bound and an
-		// upper one, and the other fields none.
-		numeric := f == fieldProviderID || f == fieldPayerID || f == fieldBilledAmount || f == fieldUnits
-		bounded := set[0] != set[1] && set[2]
-		if (numeric && !bounded) || (!numeric && set != [3]bool{}) {
-			return fmt.Errorf("property %q: want one lower and one upper bound on exactly provider_id, payer_id, billed_amount and units", name)
-		}
-		p.bounds[f] = b
-	}
-	return nil
 }

@@ -100,6 +100,48 @@ func TestSchemasAgree(t *testing.T) {
 	}
 }
 
+// TestParseSchemaRejects checks that a schema file fails at start when it is not valid JSON Schema,
+// when its example fails, or when it states what the Go rules would not enforce.
+func TestParseSchemaRejects(t *testing.T) {
+	t.Parallel()
+	raw, err := schemaFiles.ReadFile("schemas/healthcare.denial.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := parseSchema("healthcare.denial.json", raw, 1); err != nil {
+		t.Fatalf("unedited schema: got %v, want no error", err)
+	}
+	prop := func(doc map[string]any, name string) map[string]any {
+		return doc["properties"].(map[string]any)[name].(map[string]any)
+	}
+	tests := map[string]func(doc map[string]any){
+		"keyword Go does not enforce": func(doc map[string]any) { prop(doc, "cpt_code")["pattern"] = "^[0-9]{5}$" },
+		"type Go does not read":       func(doc map[string]any) { prop(doc, "billed_amount")["type"] = []any{"number", "string"} },
+		"narrower type":               func(doc map[string]any) { prop(doc, "provider_id")["type"] = "integer" },
+		"unknown fields allowed":      func(doc map[string]any) { doc["additionalProperties"] = true },
+		"bound missing":               func(doc map[string]any) { delete(prop(doc, "units"), "maximum") },
+		"bound on a code":             func(doc map[string]any) { prop(doc, "cpt_code")["minimum"] = 1 },
+		"property missing":            func(doc map[string]any) { delete(doc["properties"].(map[string]any), "patient_id") },
+		"required unknown field":      func(doc map[string]any) { doc["required"] = append(doc["required"].([]any), "cpt") },
+		"invalid JSON Schema":         func(doc map[string]any) { prop(doc, "cpt_code")["maxLength"] = -1 },
+		"example the schema rejects":  func(doc map[string]any) { doc["examples"].([]any)[0].(map[string]any)["units"] = 0 },
+	}
+	for name, edit := range tests {
+		var doc map[string]any
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		edit(doc)
+		edited, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := parseSchema("edited.json", edited, 1); err == nil {
+			t.Errorf("%s: got no error, want the schema rejected", name)
+		}
+	}
+}
+
 // TestPublishedBounds checks that the published schema states the bounds Go enforces.
 func TestPublishedBounds(t *testing.T) {
 	t.Parallel()

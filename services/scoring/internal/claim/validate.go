@@ -2,17 +2,14 @@ package claim
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
 // field indexes the claim fields every payload schema defines.
@@ -71,11 +68,13 @@ const (
 	networkUnknown = "unknown"
 )
 
-// profile is what validation needs of one payload schema.
+// profile is what validation needs of one payload schema, read from its file at start (see
+// parseSchema).
 type profile struct {
-	schema          *jsonschema.Schema
 	required        fieldSet
-	bounds          [numFields]bound // numeric bounds taken from the schema, see takeBounds
+	nullable        fieldSet         // fields whose schema type admits null
+	maxLength       [numFields]int   // in characters; math.MaxInt where the schema states none
+	bounds          [numFields]bound // numeric bounds: provider_id, payer_id, billed_amount, units
 	serviceDateLead int              // days after today (UTC) service_date may fall
 }
 
@@ -103,11 +102,13 @@ func formatNumber(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64)
 // (what the caller should have sent: trimmed strings, upper-case codes, the ICD-10 dot, defaults
 // applied, identifiers as int64 and amounts as float64) and the errors, sorted by field then rule.
 //
-// The payload is checked in two passes. Its workflow's JSON Schema checks shape: required fields, JSON
-// types, unknown fields (rejected, see VALIDATION.md) and string lengths. Go rules then check, on the
-// fields the schema pass accepted, the numeric bounds the schema states (Go checks them 2x faster, see
-// takeBounds) and what a schema states badly or not at all: code formats, the CMS place-of-service
-// list, calendar dates, decimal places. A field fails with at most one error.
+// Go rules check everything the workflow's JSON Schema states (required fields, JSON types, unknown
+// fields, string lengths, numeric bounds, all read from the schema file at start) and what a schema
+// states badly or not at all: code formats, the CMS place-of-service list, calendar dates, decimal
+// places. No JSON Schema library runs per payload: it was 58 of the 65 allocations and most of the
+// time of a valid claim (BenchmarkValidate, see VALIDATION.md). FuzzSchemaAgreement checks that the
+// library accepts a payload exactly when Validate finds no error the schema expresses. A field fails
+// with at most one error.
 //
 // When there are errors the claim is the zero value and the normalised payload holds the fields that
 // passed, for the validate endpoint to show. Numbers may be float64, json.Number, int or int64, so a
@@ -121,14 +122,26 @@ func Validate(w Workflow, payload map[string]any) (Claim, map[string]any, Errors
 			Message: fmt.Sprintf("workflow must be healthcare.denial, healthcare.prior_auth or healthcare.reimbursement (got %s)", describe(string(w))),
 		}}
 	}
-	return workflowProfiles[i].validate(payload, time.Now())
+	return workflowProfiles[i].validate(payload, time.Now(), true)
+}
+
+// Check is Validate without the normalised payload, for the scoring path: building that map is most
+// of the allocations of a valid claim, and scoring reads only the Claim.
+func Check(w Workflow, payload map[string]any) (Claim, Errors) {
+	i, ok := workflowIndex(w)
+	if !ok {
+		_, _, errs := Validate(w, payload)
+		return Claim{}, errs
+	}
+	c, _, errs := workflowProfiles[i].validate(payload, time.Now(), false)
+	return c, errs
 }
 
 // ValidateAppealClaim is Validate for the claim of an appeal (package appeal). An appeal identifies an
 // already denied claim to its payer, so only external_claim_id, service_date, payer_id, cpt_code and
 // icd10_code are required, and service_date may not be after tomorrow (UTC).
 func ValidateAppealClaim(payload map[string]any) (Claim, map[string]any, Errors) {
-	return appealProfile.validate(payload, time.Now())
+	return appealProfile.validate(payload, time.Now(), true)
 }
 
 // validation carries one pass's state.
@@ -136,28 +149,42 @@ type validation struct {
 	profile *profile
 	now     time.Time
 	claim   Claim
-	norm    map[string]any
+	norm    map[string]any // nil when the caller does not want the normalised payload
+	set     fieldSet       // fields with a normalised value
 	errs    Errors
 	failed  fieldSet // fields with an error, which get no further rule and no default
 }
 
-func (p *profile) validate(payload map[string]any, now time.Time) (Claim, map[string]any, Errors) {
+func (p *profile) validate(payload map[string]any, now time.Time, normalise bool) (Claim, map[string]any, Errors) {
 	v := validation{
 		profile: p,
 		now:     now,
 		claim:   Claim{Units: 1, NetworkStatus: networkUnknown},
-		norm:    make(map[string]any, numFields),
 	}
-	if err := p.schema.Validate(payload); err != nil {
-		v.schemaErrors(err, payload)
+	if normalise {
+		v.norm = make(map[string]any, numFields)
 	}
+	known := 0
 	for f := range numFields {
-		raw := payload[fieldNames[f]]
-		// An absent or null field is either optional or already reported as required by the schema.
-		if v.failed.has(f) || raw == nil {
+		raw, ok := payload[fieldNames[f]]
+		if !ok {
+			if p.required.has(f) {
+				name := fieldNames[f]
+				v.failed.add(f)
+				v.errs = append(v.errs, FieldError{Field: name, Rule: RuleRequired, Message: name + " is required"})
+			}
 			continue
 		}
+		known++
 		v.check(f, raw)
+	}
+	// Counting the known fields spares a valid payload a lookup of each of its names.
+	if known < len(payload) {
+		for name := range payload {
+			if _, ok := fieldByName(name); !ok {
+				v.errs = append(v.errs, unknownField(name))
+			}
+		}
 	}
 	v.setDefault(fieldUnits, 1.0)
 	v.setDefault(fieldNetworkStatus, networkUnknown)
@@ -171,14 +198,33 @@ func (p *profile) validate(payload map[string]any, now time.Time) (Claim, map[st
 // setDefault fills an optional field the caller left out (absent, null or blank), so the normalised
 // payload shows the value the models read.
 func (v *validation) setDefault(f field, value any) {
-	if _, ok := v.norm[fieldNames[f]]; !ok && !v.failed.has(f) {
+	if !v.set.has(f) && !v.failed.has(f) {
+		v.put(f, value)
+	}
+}
+
+// put records a field's normalised value.
+func (v *validation) put(f field, value any) {
+	v.set.add(f)
+	if v.norm != nil {
 		v.norm[fieldNames[f]] = value
 	}
 }
 
-// check applies the Go rules to one field the schema accepted.
+// check applies the rules to one field the payload holds: first what the schema states (type, null,
+// length), then the rest.
 func (v *validation) check(f field, raw any) {
 	name := fieldNames[f]
+	if raw == nil {
+		switch {
+		case v.profile.nullable.has(f): // null means "not given"
+		case v.profile.required.has(f):
+			v.fail(f, RuleRequired, "%s is required (got null)", name)
+		default:
+			v.typeError(f, raw)
+		}
+		return
+	}
 	switch f {
 	case fieldProviderID, fieldPayerID:
 		v.checkID(f, raw)
@@ -187,11 +233,12 @@ func (v *validation) check(f field, raw any) {
 		v.checkNumber(f, raw)
 		return
 	}
-	// The schema admits only strings here; should a schema edit widen a type, the field fails rather
-	// than passes unchecked.
 	s, ok := raw.(string)
 	if !ok {
 		v.typeError(f, raw)
+		return
+	}
+	if !v.checkLength(f, s) {
 		return
 	}
 	t := strings.TrimSpace(s)
@@ -234,7 +281,7 @@ func (v *validation) check(f field, raw any) {
 			return
 		}
 		v.claim.NetworkStatus = status
-		v.norm[name] = status
+		v.setString(f, raw, status)
 	default: // free text: external_claim_id, data_source, patient_id
 		if !utf8.ValidString(t) || strings.IndexFunc(t, unicode.IsControl) >= 0 {
 			v.fail(f, RulePrintable, "%s must be printable text without control characters", name)
@@ -279,12 +326,33 @@ func (v *validation) checkDate(raw any, s string) {
 	v.setString(fieldServiceDate, raw, s)
 }
 
+// checkLength applies the schema's maxLength, which counts characters (code points), not bytes.
+func (v *validation) checkLength(f field, s string) bool {
+	limit := v.profile.maxLength[f]
+	if len(s) <= limit { // no string has more characters than bytes
+		return true
+	}
+	if n := utf8.RuneCountInString(s); n > limit {
+		v.fail(f, RuleMaxLength, "%s must be at most %d characters (got %d)", fieldNames[f], limit, n)
+		return false
+	}
+	return true
+}
+
 func (v *validation) checkID(f field, raw any) {
 	name := fieldNames[f]
-	if s, ok := raw.(string); ok && strings.TrimSpace(s) == "" {
-		if v.profile.required.has(f) {
-			v.fail(f, RuleRequired, "%s is required (got a blank string)", name)
+	if s, ok := raw.(string); ok {
+		if !v.checkLength(f, s) {
+			return
 		}
+		if strings.TrimSpace(s) == "" {
+			if v.profile.required.has(f) {
+				v.fail(f, RuleRequired, "%s is required (got a blank string)", name)
+			}
+			return
+		}
+	} else if !isInteger(raw) {
+		v.typeError(f, raw)
 		return
 	}
 	id, ok := parseID(raw)
@@ -297,7 +365,7 @@ func (v *validation) checkID(f field, raw any) {
 	} else {
 		v.claim.PayerID = id
 	}
-	v.norm[name] = id
+	v.put(f, id)
 }
 
 // parseID reads an integer identifier from a JSON integer or a string of at most 16 digits. Strings
@@ -358,10 +426,30 @@ func (v *validation) checkNumber(f field, raw any) {
 		v.claim.Units = x
 	}
 	if _, isFloat := raw.(float64); isFloat {
-		v.norm[name] = raw
+		v.put(f, raw)
 	} else {
-		v.norm[name] = x
+		v.put(f, x)
 	}
+}
+
+// isInteger reports whether raw is what JSON Schema's integer type admits: a number of integral value,
+// so 1.0 and 1e2 are integers. Like the schema library it counts every Go numeric type, so that a Go
+// caller's int32 identifier fails the range rule (parseID does not read it), as it did when the
+// library checked types.
+func isInteger(raw any) bool {
+	switch x := raw.(type) {
+	case float64:
+		return x == math.Trunc(x) && !math.IsInf(x, 0)
+	case float32:
+		return float64(x) == math.Trunc(float64(x)) && !math.IsInf(float64(x), 0)
+	case json.Number:
+		// Exactly, as the schema library reads it: "1e400" is an integer too big for float64.
+		r, ok := new(big.Rat).SetString(string(x))
+		return ok && r.IsInt()
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		return true
+	}
+	return false
 }
 
 // number reads the numeric types a decoded JSON payload or a Go caller carries.
@@ -411,10 +499,10 @@ func networkStatus(s string) (string, bool) {
 // unchanged: boxing a string into the map costs an allocation per field.
 func (v *validation) setString(f field, raw any, normalised string) {
 	if s, _ := raw.(string); s == normalised {
-		v.norm[fieldNames[f]] = raw
+		v.put(f, raw)
 		return
 	}
-	v.norm[fieldNames[f]] = normalised
+	v.put(f, normalised)
 }
 
 func (v *validation) fail(f field, rule, format string, args ...any) {
@@ -428,67 +516,6 @@ func (v *validation) typeError(f field, raw any) {
 
 func (v *validation) idError(f field, raw any) {
 	v.fail(f, RulePositiveInteger, "%s must be an integer %s, or a string of its digits (got %s)", fieldNames[f], v.profile.bounds[f], describe(raw))
-}
-
-// schemaErrors turns the schema pass's error tree into field errors. The schemas use no combinators
-// (oneOf, anyOf), so every leaf names one field and one keyword.
-func (v *validation) schemaErrors(err error, payload map[string]any) {
-	var verr *jsonschema.ValidationError
-	if !errors.As(err, &verr) {
-		v.errs = append(v.errs, FieldError{Field: "payload", Rule: RuleSchema, Message: "payload could not be checked against its schema: " + err.Error()})
-		return
-	}
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		for _, c := range e.Causes {
-			walk(c)
-		}
-		if len(e.Causes) > 0 {
-			return
-		}
-		switch k := e.ErrorKind.(type) {
-		case *kind.Required:
-			for _, name := range k.Missing {
-				if f, ok := fieldByName(name); ok {
-					v.failed.add(f)
-				}
-				v.errs = append(v.errs, FieldError{Field: name, Rule: RuleRequired, Message: name + " is required"})
-			}
-			return
-		case *kind.AdditionalProperties:
-			for _, name := range k.Properties {
-				v.errs = append(v.errs, unknownField(name))
-			}
-			return
-		}
-		var f field
-		ok := len(e.InstanceLocation) == 1
-		if ok {
-			f, ok = fieldByName(e.InstanceLocation[0])
-		}
-		if !ok {
-			v.errs = append(v.errs, FieldError{Field: "payload", Rule: RuleSchema, Message: "payload violates the schema keyword " + strings.Join(e.ErrorKind.KeywordPath(), "/")})
-			return
-		}
-		if v.failed.has(f) {
-			return // one error per field: the first keyword that failed says enough
-		}
-		name := fieldNames[f]
-		raw := payload[name]
-		switch k := e.ErrorKind.(type) {
-		case *kind.Type, *kind.InvalidJsonValue:
-			if raw == nil && v.profile.required.has(f) {
-				v.fail(f, RuleRequired, "%s is required (got null)", name)
-			} else {
-				v.typeError(f, raw)
-			}
-		case *kind.MaxLength:
-			v.fail(f, RuleMaxLength, "%s must be at most %d characters (got %d)", name, k.Want, k.Got)
-		default:
-			v.fail(f, RuleSchema, "%s violates the schema keyword %s", name, strings.Join(e.ErrorKind.KeywordPath(), "/"))
-		}
-	}
-	walk(verr)
 }
 
 // unknownFieldAliases maps names common in claim exports to the payload's field names.
