@@ -52,6 +52,7 @@ type options struct {
 	style    ValidationStyle
 	incoming map[string]bool
 	outgoing map[string]bool
+	codec    func(runtime.Marshaler) runtime.Marshaler
 }
 
 // Option configures NewServeMux.
@@ -73,6 +74,12 @@ func WithIncomingHeaders(names ...string) Option {
 	}
 }
 
+// WithCodec wraps the JSON marshaler: a service may encode and decode its hot messages by hand and
+// hand every other message to the shared one, which wrap receives.
+func WithCodec(wrap func(runtime.Marshaler) runtime.Marshaler) Option {
+	return func(o *options) { o.codec = wrap }
+}
+
 // WithOutgoingHeaders turns these response-header metadata keys into HTTP response headers of the same
 // name (for example "x-request-id"); every other metadata key stays internal.
 func WithOutgoingHeaders(names ...string) Option {
@@ -90,11 +97,15 @@ func NewServeMux(opts ...Option) *runtime.ServeMux {
 	for _, opt := range opts {
 		opt(o)
 	}
-	marshaler := &runtime.HTTPBodyMarshaler{Marshaler: compactJSON{&runtime.JSONPb{
+	var codec runtime.Marshaler = compactJSON{&runtime.JSONPb{
 		MarshalOptions: protojson.MarshalOptions{UseProtoNames: true, EmitDefaultValues: true},
 		// Unknown fields are ignored, as the FastAPI services these specs describe do.
 		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true},
-	}}}
+	}}
+	if o.codec != nil {
+		codec = o.codec(codec)
+	}
+	marshaler := &runtime.HTTPBodyMarshaler{Marshaler: codec}
 	return runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler),
 		runtime.WithErrorHandler(o.handleError),
