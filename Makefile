@@ -57,6 +57,7 @@ test: deps lint check-generated ## everything CI checks: lint, generated-code dr
 bench: deps ## benchmarks and load runs (outside CI); figures are ratios against a baseline of the same run
 	go test -run '^$$' -bench . -benchmem -count 5 $(PACKAGES)
 	go run ./services/scoring/cmd/scoring-bench
+	go run ./services/verification/cmd/verification-bench
 
 .PHONY: build
 build: ## build the three service binaries, stamped with version, commit and build time, into ./bin

@@ -79,6 +79,9 @@ func (s *Settings) Validate(prefix string) error {
 type Config struct {
 	Spec     platform.Spec
 	Settings Settings
+	// Limiter, when set, replaces the meter as the scoring routes' limiter: scoring-bench compares the
+	// service with and without limits and metering. The binary leaves it nil (the meter).
+	Limiter api.Limiter
 	// shared carries what the authentication interceptor builds with the platform's pool to Register,
 	// so that the interceptor and the key routes share one key cache.
 	shared *shared
@@ -156,13 +159,17 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 		}
 	})
 	upgradeURL := strings.TrimRight(cfg.Settings.PublicURL, "/") + "/v1/billing/checkout-session"
+	var limiter api.Limiter = m
+	if cfg.Limiter != nil {
+		limiter = cfg.Limiter
+	}
 
 	registrations := []struct {
 		desc *grpc.ServiceDesc
 		impl any
 		gw   serve.GatewayRegistrar
 	}{
-		{&scoringv1.ScoringService_ServiceDesc, api.NewScoring(engine, models, m, p.Log, upgradeURL), serve.Gateway(scoringv1.RegisterScoringServiceHandlerClient, scoringv1.NewScoringServiceClient)},
+		{&scoringv1.ScoringService_ServiceDesc, api.NewScoring(engine, models, limiter, p.Log, upgradeURL), serve.Gateway(scoringv1.RegisterScoringServiceHandlerClient, scoringv1.NewScoringServiceClient)},
 		{&scoringv1.KeyService_ServiceDesc, api.NewKeys(creds), serve.Gateway(scoringv1.RegisterKeyServiceHandlerClient, scoringv1.NewKeyServiceClient)},
 		{&scoringv1.UsageService_ServiceDesc, api.NewUsage(m, upgradeURL), serve.Gateway(scoringv1.RegisterUsageServiceHandlerClient, scoringv1.NewUsageServiceClient)},
 		{&scoringv1.FeedbackService_ServiceDesc, api.NewFeedback(feedback.New(st, m)), serve.Gateway(scoringv1.RegisterFeedbackServiceHandlerClient, scoringv1.NewFeedbackServiceClient)},
@@ -202,12 +209,20 @@ const gcPercent = 400
 
 // Main runs the service binary with its arguments ("serve" by default, or "migrate").
 func Main(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	return MainWith(ctx, args, getenv, stdout, nil)
+}
+
+// MainWith is Main with a last change to the loaded configuration (nil for none).
+func MainWith(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer, adjust func(*Config)) error {
 	if getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
 	cfg, err := LoadConfig(getenv)
 	if err != nil {
 		return err
+	}
+	if adjust != nil {
+		adjust(&cfg)
 	}
 	return platform.Command(ctx, args, getenv, stdout, cfg.Spec, func(p *platform.Platform) error {
 		return Register(ctx, cfg, p)

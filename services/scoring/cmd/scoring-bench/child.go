@@ -14,6 +14,7 @@ import (
 
 	"github.com/trustlayer/trustlayer/services/scoring/app"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/decision"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/meter"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/model"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/policysignal"
 )
@@ -27,12 +28,13 @@ const roleVar = "SCORING_BENCH_ROLE"
 // child runs this binary again in a role, with env added to its environment.
 type child struct{ cmd *exec.Cmd }
 
-func startChild(ctx context.Context, role string, env map[string]string) (*child, error) {
+func startChild(role string, env map[string]string) (*child, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, self)
+	// Not CommandContext: a cancelled run must stop the child gracefully (stop), not kill it.
+	cmd := exec.Command(self)
 	cmd.Env = append(os.Environ(), roleVar+"="+role)
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
@@ -60,7 +62,7 @@ func (c *child) stop() {
 // serveRole runs the role named in the environment, if any, and reports whether it did.
 func serveRole(ctx context.Context) (bool, error) {
 	switch os.Getenv(roleVar) {
-	case "service":
+	case "service", "service-unmetered":
 		if path := os.Getenv(profileVar); path != "" {
 			f, err := os.Create(path)
 			if err != nil {
@@ -72,8 +74,13 @@ func serveRole(ctx context.Context) (bool, error) {
 			}
 			defer pprof.StopCPUProfile()
 		}
-		// Exactly the service binary's entry point, with its defaults (GOGC included).
-		return true, app.Main(ctx, nil, os.Getenv, os.Stdout)
+		// Exactly the service binary's entry point, with its defaults (GOGC included); the unmetered
+		// twin only swaps the limiter of the scoring routes for one that admits and meters nothing.
+		var adjust func(*app.Config)
+		if os.Getenv(roleVar) == "service-unmetered" {
+			adjust = func(c *app.Config) { c.Limiter = unlimited{} }
+		}
+		return true, app.MainWith(ctx, nil, os.Getenv, os.Stdout, adjust)
 	case "baseline":
 		models, err := model.Load()
 		if err != nil {
@@ -118,4 +125,11 @@ func waitHTTP(ctx context.Context, url string, limit time.Duration) error {
 		}
 	}
 	return fmt.Errorf("%s did not answer within %s", url, limit)
+}
+
+// unlimited admits every request and meters none: the "off" side of the limits-and-metering run.
+type unlimited struct{}
+
+func (unlimited) Admit(context.Context, string, meter.Plan, int) (meter.Ticket, error) {
+	return meter.Ticket{}, nil
 }

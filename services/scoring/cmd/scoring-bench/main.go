@@ -74,36 +74,46 @@ func run(ctx context.Context, adminURL, natsURL string, d time.Duration, workers
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
 	serviceAddr, baselineAddr := freeAddr(), freeAddr()
-	// The service and the baseline run as processes of their own, as they would in production, so
-	// that neither shares a heap, a garbage collector or a scheduler with the other or with the load.
-	svc, err := startChild(ctx, "service", map[string]string{
-		"SCORING_DATABASE_URL": dbURL, "SCORING_ADMIN_TOKEN": adminToken, "SCORING_HTTP_ADDR": serviceAddr,
-		"SCORING_GRPC_ADDR": freeAddr(), "NATS_URL": natsURL, "NATS_NAMESPACE": "bench" + hex.EncodeToString(suffix),
-		"SCORING_LOG_LEVEL": "warn", profileVar: cpuProfile,
-	})
-	if err != nil {
-		return err
-	}
-	defer svc.stop()
-	plain, err := startChild(ctx, "baseline", map[string]string{"BENCH_BASELINE_ADDR": baselineAddr})
-	if err != nil {
-		return err
-	}
-	defer plain.stop()
-	service, base := "http://"+serviceAddr, "http://"+baselineAddr
-	for _, u := range []string{service + "/healthz", base + "/healthz"} {
-		if err := waitHTTP(ctx, u, 60*time.Second); err != nil {
-			return err
-		}
-	}
 	defer func() {
-		// The service provisions its streams in the run's own namespace; leave nothing behind.
+		// The service provisions its streams in the run's own namespace; leave nothing behind, after
+		// the service stopped (defers run last in, first out).
 		b, err := bus.Connect(natsURL, "bench"+hex.EncodeToString(suffix), "scoring-bench", slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err == nil {
 			_ = b.JS.DeleteStream(context.Background(), b.StreamName(bus.PolicyChanges.Name))
 			b.Close()
 		}
 	}()
+	// The service and the baseline run as processes of their own, as they would in production, so
+	// that neither shares a heap, a garbage collector or a scheduler with the other or with the load.
+	serviceEnv := func(addr, profile string) map[string]string {
+		return map[string]string{
+			"SCORING_DATABASE_URL": dbURL, "SCORING_ADMIN_TOKEN": adminToken, "SCORING_HTTP_ADDR": addr,
+			"SCORING_GRPC_ADDR": freeAddr(), "NATS_URL": natsURL, "NATS_NAMESPACE": "bench" + hex.EncodeToString(suffix),
+			"SCORING_LOG_LEVEL": "warn", profileVar: profile,
+		}
+	}
+	svc, err := startChild("service", serviceEnv(serviceAddr, cpuProfile))
+	if err != nil {
+		return err
+	}
+	defer svc.stop()
+	unmeteredAddr := freeAddr()
+	unmetered, err := startChild("service-unmetered", serviceEnv(unmeteredAddr, ""))
+	if err != nil {
+		return err
+	}
+	defer unmetered.stop()
+	plain, err := startChild("baseline", map[string]string{"BENCH_BASELINE_ADDR": baselineAddr})
+	if err != nil {
+		return err
+	}
+	defer plain.stop()
+	service, base := "http://"+serviceAddr, "http://"+baselineAddr
+	for _, u := range []string{service + "/healthz", base + "/healthz", "http://" + unmeteredAddr + "/healthz"} {
+		if err := waitHTTP(ctx, u, 60*time.Second); err != nil {
+			return err
+		}
+	}
 	client := newClient(workers * 4)
 	// Paid keys, as the issue asks; many of them, as many customers would, so that the 50 requests/s
 	// of one paid key is not what the run measures.
@@ -145,6 +155,21 @@ func run(ctx context.Context, adminURL, natsURL string, d time.Duration, workers
 	report(out, "baseline  POST /v1/score (closed loop)", b[0], b[1])
 	report(out, "service   POST /v1/score (closed loop)", g[0], g[1])
 	fmt.Fprintf(out, "throughput ratio service/baseline: %.2fx (target >= 0.5x)\n", gwRPS/baseRPS)
+
+	// Limits and metering on versus off: the same service binary, the second with a limiter that
+	// admits and meters nothing, same keys and body, in alternating rounds.
+	unmeteredReq := func(i int) (string, []byte, http.Header) {
+		return "http://" + unmeteredAddr + "/v1/score", single, authHeaders[i%len(keys)]
+	}
+	var on, off [2]result
+	for round := range 2 {
+		off[round] = closedLoop(client, unmeteredReq, workers, d)
+		on[round] = closedLoop(client, gatewayReq, workers, d)
+	}
+	report(out, "service, limits and metering off", off[0], off[1])
+	report(out, "service, limits and metering on", on[0], on[1])
+	fmt.Fprintf(out, "throughput ratio metering on/off: %.2fx (target >= 0.9x)\n",
+		(on[0].RPS()+on[1].RPS())/(off[0].RPS()+off[1].RPS()))
 
 	half := gwRPS / 2
 	if openRate > 0 {
