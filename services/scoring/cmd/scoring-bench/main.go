@@ -17,15 +17,14 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/trustlayer/trustlayer/pkg/bus"
+	"github.com/trustlayer/trustlayer/pkg/loadtest"
 )
 
 func main() {
@@ -66,14 +65,14 @@ var claimPayload = map[string]any{
 }
 
 func run(ctx context.Context, adminURL, natsURL string, d time.Duration, workers int, openRate float64, cpuProfile string, out io.Writer) error {
-	dbURL, drop, err := tempDatabase(ctx, adminURL)
+	dbURL, drop, err := loadtest.TempDatabase(ctx, adminURL, "scoring_bench")
 	if err != nil {
 		return err
 	}
 	defer drop()
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
-	serviceAddr, baselineAddr := freeAddr(), freeAddr()
+	serviceAddr, baselineAddr := loadtest.FreeAddr(), loadtest.FreeAddr()
 	defer func() {
 		// The service provisions its streams in the run's own namespace; leave nothing behind, after
 		// the service stopped (defers run last in, first out).
@@ -88,33 +87,33 @@ func run(ctx context.Context, adminURL, natsURL string, d time.Duration, workers
 	serviceEnv := func(addr, profile string) map[string]string {
 		return map[string]string{
 			"SCORING_DATABASE_URL": dbURL, "SCORING_ADMIN_TOKEN": adminToken, "SCORING_HTTP_ADDR": addr,
-			"SCORING_GRPC_ADDR": freeAddr(), "NATS_URL": natsURL, "NATS_NAMESPACE": "bench" + hex.EncodeToString(suffix),
+			"SCORING_GRPC_ADDR": loadtest.FreeAddr(), "NATS_URL": natsURL, "NATS_NAMESPACE": "bench" + hex.EncodeToString(suffix),
 			"SCORING_LOG_LEVEL": "warn", profileVar: profile,
 		}
 	}
-	svc, err := startChild("service", serviceEnv(serviceAddr, cpuProfile))
+	svc, err := loadtest.StartChild(roleVar, "service", serviceEnv(serviceAddr, cpuProfile))
 	if err != nil {
 		return err
 	}
-	defer svc.stop()
-	unmeteredAddr := freeAddr()
-	unmetered, err := startChild("service-unmetered", serviceEnv(unmeteredAddr, ""))
+	defer svc.Stop()
+	unmeteredAddr := loadtest.FreeAddr()
+	unmetered, err := loadtest.StartChild(roleVar, "service-unmetered", serviceEnv(unmeteredAddr, ""))
 	if err != nil {
 		return err
 	}
-	defer unmetered.stop()
-	plain, err := startChild("baseline", map[string]string{"BENCH_BASELINE_ADDR": baselineAddr})
+	defer unmetered.Stop()
+	plain, err := loadtest.StartChild(roleVar, "baseline", map[string]string{"BENCH_BASELINE_ADDR": baselineAddr})
 	if err != nil {
 		return err
 	}
-	defer plain.stop()
+	defer plain.Stop()
 	service, base := "http://"+serviceAddr, "http://"+baselineAddr
 	for _, u := range []string{service + "/healthz", base + "/healthz", "http://" + unmeteredAddr + "/healthz"} {
-		if err := waitHTTP(ctx, u, 60*time.Second); err != nil {
+		if err := loadtest.WaitHTTP(ctx, u, 60*time.Second); err != nil {
 			return err
 		}
 	}
-	client := newClient(workers * 4)
+	client := loadtest.NewClient(workers*4, 10*time.Second)
 	// Paid keys, as the issue asks; many of them, as many customers would, so that the 50 requests/s
 	// of one paid key is not what the run measures.
 	keys, err := paidKeys(client, service, 200)
@@ -133,22 +132,28 @@ func run(ctx context.Context, adminURL, natsURL string, d time.Duration, workers
 		authHeaders[i] = jsonHeader()
 		authHeaders[i].Set("Authorization", "Bearer "+k)
 	}
-	plainReq := func(int) (string, []byte, http.Header) { return base + "/v1/score", single, jsonHeader() }
-	gatewayReq := func(i int) (string, []byte, http.Header) {
-		return service + "/v1/score", single, authHeaders[i%len(keys)]
+	plainReq := func(int) (string, string, []byte, http.Header) {
+		return http.MethodPost, base + "/v1/score", single, jsonHeader()
 	}
-	batchReq := func(i int) (string, []byte, http.Header) {
-		return service + "/v1/score/batch", batch, authHeaders[i%len(keys)]
+	gatewayReq := func(i int) (string, string, []byte, http.Header) {
+		return http.MethodPost, service + "/v1/score", single, authHeaders[i%len(keys)]
+	}
+	batchReq := func(i int) (string, string, []byte, http.Header) {
+		return http.MethodPost, service + "/v1/score/batch", batch, authHeaders[i%len(keys)]
 	}
 
-	fmt.Fprintf(out, "scoring-bench: %d workers, %s per run, GOMAXPROCS=%d\n", workers, d, runtimeProcs())
-	closedLoop(client, plainReq, workers, d/4) // warm both paths up
-	closedLoop(client, gatewayReq, workers, d/4)
+	fmt.Fprintf(out, "scoring-bench: %d workers, %s per run, GOMAXPROCS=%d\n", workers, d, runtime.GOMAXPROCS(0))
+	loadtest.ClosedLoop(ctx, client, plainReq, workers, d/4) // warm both paths up
+	loadtest.ClosedLoop(ctx, client, gatewayReq, workers, d/4)
 	// Two interleaved rounds, so that a noisy moment of the machine hits both paths.
-	var b, g [2]result
+	var b, g [2]loadtest.Result
 	for round := range 2 {
-		b[round] = closedLoop(client, plainReq, workers, d)
-		g[round] = closedLoop(client, gatewayReq, workers, d)
+		b[round] = loadtest.ClosedLoop(ctx, client, plainReq, workers, d)
+		g[round] = loadtest.ClosedLoop(ctx, client, gatewayReq, workers, d)
+	}
+	// The runs stop early on Ctrl-C; report nothing of a cut run.
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	baseRPS := (b[0].RPS() + b[1].RPS()) / 2
 	gwRPS := (g[0].RPS() + g[1].RPS()) / 2
@@ -158,13 +163,16 @@ func run(ctx context.Context, adminURL, natsURL string, d time.Duration, workers
 
 	// Limits and metering on versus off: the same service binary, the second with a limiter that
 	// admits and meters nothing, same keys and body, in alternating rounds.
-	unmeteredReq := func(i int) (string, []byte, http.Header) {
-		return "http://" + unmeteredAddr + "/v1/score", single, authHeaders[i%len(keys)]
+	unmeteredReq := func(i int) (string, string, []byte, http.Header) {
+		return http.MethodPost, "http://" + unmeteredAddr + "/v1/score", single, authHeaders[i%len(keys)]
 	}
-	var on, off [2]result
+	var on, off [2]loadtest.Result
 	for round := range 2 {
-		off[round] = closedLoop(client, unmeteredReq, workers, d)
-		on[round] = closedLoop(client, gatewayReq, workers, d)
+		off[round] = loadtest.ClosedLoop(ctx, client, unmeteredReq, workers, d)
+		on[round] = loadtest.ClosedLoop(ctx, client, gatewayReq, workers, d)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	report(out, "service, limits and metering off", off[0], off[1])
 	report(out, "service, limits and metering on", on[0], on[1])
@@ -175,11 +183,17 @@ func run(ctx context.Context, adminURL, natsURL string, d time.Duration, workers
 	if openRate > 0 {
 		half = openRate
 	}
-	open := openLoop(ctx, client, gatewayReq, half, d, 128)
+	open := loadtest.OpenLoop(ctx, client, gatewayReq, half, d, 128)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	fmt.Fprintf(out, "open loop at %.0f req/s: p50 %s  p99 %s  max %s  failed %d/%d (target p99 <= 5ms)\n",
 		half, open.P50.Round(time.Microsecond), open.P99.Round(time.Microsecond), open.Max.Round(time.Microsecond), open.Failed, open.Requests)
 
-	bt := closedLoop(client, batchReq, workers, d)
+	bt := loadtest.ClosedLoop(ctx, client, batchReq, workers, d)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	perClaimBatch := 1 / (bt.RPS() * 100)
 	perClaimSingle := 1 / gwRPS
 	report(out, "service   POST /v1/score/batch, 100 items", bt)
@@ -188,7 +202,7 @@ func run(ctx context.Context, adminURL, natsURL string, d time.Duration, workers
 	return nil
 }
 
-func report(out io.Writer, name string, rs ...result) {
+func report(out io.Writer, name string, rs ...loadtest.Result) {
 	for _, r := range rs {
 		fmt.Fprintf(out, "%-44s %8.0f req/s  p50 %-9s p99 %-9s failed %d/%d\n", name, r.RPS(),
 			r.P50.Round(time.Microsecond), r.P99.Round(time.Microsecond), r.Failed, r.Requests)
@@ -216,33 +230,4 @@ func paidKeys(client *http.Client, service string, n int) ([]string, error) {
 		keys[i] = body.APIKey
 	}
 	return keys, nil
-}
-
-// tempDatabase creates a database for this run and returns its URL and a function that drops it.
-func tempDatabase(ctx context.Context, adminURL string) (string, func(), error) {
-	conn, err := pgx.Connect(ctx, adminURL)
-	if err != nil {
-		return "", nil, fmt.Errorf("connect to PostgreSQL (make deps starts it): %w", err)
-	}
-	suffix := make([]byte, 4)
-	_, _ = rand.Read(suffix)
-	name := "scoring_bench_" + hex.EncodeToString(suffix)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		_ = conn.Close(ctx)
-		return "", nil, err
-	}
-	_ = conn.Close(ctx)
-	u, err := url.Parse(adminURL)
-	if err != nil {
-		return "", nil, err
-	}
-	u.Path = "/" + name
-	return u.String(), func() {
-		c, err := pgx.Connect(context.Background(), adminURL)
-		if err != nil {
-			return
-		}
-		defer c.Close(context.Background())
-		_, _ = c.Exec(context.Background(), "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
-	}, nil
 }

@@ -35,15 +35,16 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime"
 	"slices"
 	"strconv"
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/trustlayer/trustlayer/pkg/bus"
+	"github.com/trustlayer/trustlayer/pkg/loadtest"
 	"github.com/trustlayer/trustlayer/services/verification/app"
 )
 
@@ -131,7 +132,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	dbURL, drop, err := tempDatabase(ctx, c.adminURL)
+	dbURL, drop, err := loadtest.TempDatabase(ctx, c.adminURL, "verification_bench")
 	if err != nil {
 		return err
 	}
@@ -139,10 +140,10 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
 	namespace := "vbench" + hex.EncodeToString(suffix)
-	serviceAddr := freeAddr()
+	serviceAddr := loadtest.FreeAddr()
 	env := map[string]string{
 		"VERIFICATION_DATABASE_URL": dbURL, "VERIFICATION_ADMIN_TOKEN": adminToken, "VERIFICATION_HTTP_ADDR": serviceAddr,
-		"VERIFICATION_GRPC_ADDR": freeAddr(), "VERIFICATION_BLOB_URL": "mem://", "VERIFICATION_LOG_LEVEL": "warn",
+		"VERIFICATION_GRPC_ADDR": loadtest.FreeAddr(), "VERIFICATION_BLOB_URL": "mem://", "VERIFICATION_LOG_LEVEL": "warn",
 		"NATS_URL": c.natsURL, "NATS_NAMESPACE": namespace,
 	}
 	// The service's own migrations, through its own entry point, before the seed writes the tables.
@@ -171,16 +172,17 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	// otherwise provision the streams again).
 	defer deleteStreams(c.natsURL, namespace, cfg.Spec.Streams)
 	env[profileVar] = c.cpuProfile
-	svc, err := startChild("service", env)
+	// The service logs (JSON, warnings and errors only) go to the bench's stderr, apart from its report.
+	svc, err := loadtest.StartChild(roleVar, "service", env, loadtest.WithStdout(os.Stderr))
 	if err != nil {
 		return err
 	}
-	defer svc.stop()
+	defer svc.Stop()
 	service := "http://" + serviceAddr
-	if err := waitHTTP(ctx, service+"/readyz", 60*time.Second); err != nil {
+	if err := loadtest.WaitHTTP(ctx, service+"/readyz", 60*time.Second); err != nil {
 		return err
 	}
-	client := newClient(max(c.workers, c.latencyWk) * 2)
+	client := loadtest.NewClient(max(c.workers, c.latencyWk)*2, 30*time.Second)
 	keys, err := apiKeys(ctx, client, service, c.workers)
 	if err != nil {
 		return err
@@ -223,23 +225,23 @@ type bench struct {
 func (b *bench) throughput(pgbench, dbURL string) error {
 	c, out := b.c, b.out
 	fmt.Fprintf(out, "\nthroughput: %d clients, %s per run, GOMAXPROCS=%d (the bench, the service and PostgreSQL share the machine)\n",
-		c.workers, c.duration, runtimeProcs())
-	state := func(i int) (string, http.Header) {
+		c.workers, c.duration, runtime.GOMAXPROCS(0))
+	state := func(i int) (string, string, []byte, http.Header) {
 		k := benchKey(c.seed, i%c.seed.Servers)
-		return b.service + "/v1/intelligence/servers/" + k.Namespace + "/" + k.Name, b.headers[i%len(b.headers)]
+		return http.MethodGet, b.service + "/v1/intelligence/servers/" + k.Namespace + "/" + k.Name, nil, b.headers[i%len(b.headers)]
 	}
-	closedLoop(b.ctx, b.client, state, c.workers, c.duration/4) // warm-up
+	loadtest.ClosedLoop(b.ctx, b.client, state, c.workers, c.duration/4) // warm-up
 	if _, err := pgbenchSelect(b.ctx, pgbench, dbURL, c.workers, 2*time.Second); err != nil {
 		return err
 	}
 	var pg [2]pgbenchResult
-	var gw [2]result
+	var gw [2]loadtest.Result
 	for round := range 2 {
 		var err error
 		if pg[round], err = pgbenchSelect(b.ctx, pgbench, dbURL, c.workers, c.duration); err != nil {
 			return err
 		}
-		if gw[round] = closedLoop(b.ctx, b.client, state, c.workers, c.duration); b.ctx.Err() != nil {
+		if gw[round] = loadtest.ClosedLoop(b.ctx, b.client, state, c.workers, c.duration); b.ctx.Err() != nil {
 			return b.ctx.Err()
 		}
 	}
@@ -270,13 +272,13 @@ func (b *bench) latencies() (feedDeep, historyDeep string, err error) {
 		return "", "", b.ctx.Err()
 	}
 	for _, limit := range []int{20, 100} {
-		r := closedLoop(b.ctx, b.client, func(i int) (string, http.Header) {
+		r := loadtest.ClosedLoop(b.ctx, b.client, func(i int) (string, string, []byte, http.Header) {
 			k := benchKey(c.seed, i%c.seed.Servers)
-			return b.service + "/v1/intelligence/servers/" + k.Namespace + "/" + k.Name + "/history?limit=" + strconv.Itoa(limit), b.headers[i%len(b.headers)]
+			return http.MethodGet, b.service + "/v1/intelligence/servers/" + k.Namespace + "/" + k.Name + "/history?limit=" + strconv.Itoa(limit), nil, b.headers[i%len(b.headers)]
 		}, c.latencyWk, c.latency)
 		report(out, fmt.Sprintf("history page 1, limit %d (%d servers round robin)", limit, c.seed.Servers), r)
 	}
-	var histRuns []result
+	var histRuns []loadtest.Result
 	var hwalk walked
 	if c.seed.Long > 0 {
 		k := benchKey(c.seed, c.seed.Servers)
@@ -290,7 +292,7 @@ func (b *bench) latencies() (feedDeep, historyDeep string, err error) {
 	if b.ctx.Err() != nil {
 		return "", "", b.ctx.Err()
 	}
-	ratio := func(name string, runs []result, w walked) {
+	ratio := func(name string, runs []loadtest.Result, w walked) {
 		if len(runs) < 2 {
 			return
 		}
@@ -307,17 +309,17 @@ func ratioOf(a, b time.Duration) float64 { return float64(a) / float64(b) }
 
 // depths replays pages 1, around depth/10 and around depth of a walk (ten pages ending there), each
 // as a closed loop, and reports them.
-func (b *bench) depths(name, base string, w walked) []result {
+func (b *bench) depths(name, base string, w walked) []loadtest.Result {
 	n := len(w.cursors)
-	var runs []result
+	var runs []loadtest.Result
 	for _, end := range []int{1, b.c.deep / 10, b.c.deep} {
 		if end > n || len(runs) > 0 && end <= 10 {
 			continue
 		}
 		from := max(1, end-9)
 		window := w.cursors[from-1 : end]
-		r := closedLoop(b.ctx, b.client, func(i int) (string, http.Header) {
-			return pageURL(base, window[i%len(window)]), b.headers[i%len(b.headers)]
+		r := loadtest.ClosedLoop(b.ctx, b.client, func(i int) (string, string, []byte, http.Header) {
+			return http.MethodGet, pageURL(base, window[i%len(window)]), nil, b.headers[i%len(b.headers)]
 		}, b.c.latencyWk, b.c.latency)
 		label := fmt.Sprintf("%s page %d", name, end)
 		if from < end {
@@ -345,7 +347,7 @@ type walked struct {
 }
 
 func (w walked) summary() string {
-	r := summarise(append([]time.Duration(nil), w.lat...), len(w.lat), 0, 0)
+	r := loadtest.Summarise(append([]time.Duration(nil), w.lat...), len(w.lat), 0, 0)
 	return fmt.Sprintf("p50 %-9s p99 %-9s max %s", r.P50.Round(time.Microsecond), r.P99.Round(time.Microsecond), r.Max.Round(time.Microsecond))
 }
 
@@ -377,7 +379,7 @@ func (b *bench) walk(base string, pages int) (walked, error) {
 	for range pages {
 		w.cursors = append(w.cursors, cursor)
 		start := time.Now()
-		body, err := get(b.ctx, b.client, pageURL(base, cursor), b.headers[0], true)
+		body, err := loadtest.Fetch(b.ctx, b.client, http.MethodGet, pageURL(base, cursor), nil, b.headers[0])
 		w.lat = append(w.lat, time.Since(start))
 		if err != nil {
 			return w, err
@@ -398,7 +400,7 @@ func (b *bench) walk(base string, pages int) (walked, error) {
 	return w, nil
 }
 
-func report(out io.Writer, name string, rs ...result) {
+func report(out io.Writer, name string, rs ...loadtest.Result) {
 	for _, r := range rs {
 		fmt.Fprintf(out, "%-52s %8.0f req/s  p50 %-9s p99 %-9s max %-9s failed %d/%d\n", name, r.RPS(),
 			r.P50.Round(time.Microsecond), r.P99.Round(time.Microsecond), r.Max.Round(time.Microsecond), r.Failed, r.Requests)
@@ -465,38 +467,4 @@ func deleteStreams(natsURL, namespace string, streams []jetstream.StreamConfig) 
 	for _, s := range streams {
 		_ = b.JS.DeleteStream(ctx, b.StreamName(s.Name))
 	}
-}
-
-// tempDatabase creates a database for this run and returns its URL and a function that drops it.
-func tempDatabase(ctx context.Context, adminURL string) (string, func(), error) {
-	conn, err := pgx.Connect(ctx, adminURL)
-	if err != nil {
-		return "", nil, fmt.Errorf("connect to PostgreSQL (make deps starts it): %w", err)
-	}
-	suffix := make([]byte, 4)
-	_, _ = rand.Read(suffix)
-	name := "verification_bench_" + hex.EncodeToString(suffix)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		_ = conn.Close(ctx)
-		return "", nil, err
-	}
-	_ = conn.Close(ctx)
-	u, err := url.Parse(adminURL)
-	if err != nil {
-		return "", nil, err
-	}
-	u.Path = "/" + name
-	return u.String(), func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		c, err := pgx.Connect(ctx, adminURL)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "verification-bench: database %s was not dropped: %v\n", name, err)
-			return
-		}
-		defer c.Close(ctx)
-		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
-			fmt.Fprintf(os.Stderr, "verification-bench: database %s was not dropped: %v\n", name, err)
-		}
-	}, nil
 }
