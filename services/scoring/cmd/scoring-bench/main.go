@@ -183,12 +183,20 @@ func run(ctx context.Context, adminURL, natsURL string, d time.Duration, workers
 	if openRate > 0 {
 		half = openRate
 	}
+	// The baseline at the same fixed rate tells the machine's own tail (scheduling on shared cores)
+	// from the service's.
+	openBase := loadtest.OpenLoop(ctx, client, plainReq, half, d, 128)
 	open := loadtest.OpenLoop(ctx, client, gatewayReq, half, d, 128)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	fmt.Fprintf(out, "open loop at %.0f req/s: p50 %s  p99 %s  max %s  failed %d/%d (target p99 <= 5ms)\n",
-		half, open.P50.Round(time.Microsecond), open.P99.Round(time.Microsecond), open.Max.Round(time.Microsecond), open.Failed, open.Requests)
+	for _, o := range []struct {
+		name string
+		r    loadtest.Result
+	}{{"baseline", openBase}, {"service ", open}} {
+		fmt.Fprintf(out, "open loop %s at %.0f req/s: p50 %s  p99 %s  max %s  failed %d/%d (target p99 <= 5ms)\n", o.name,
+			half, o.r.P50.Round(time.Microsecond), o.r.P99.Round(time.Microsecond), o.r.Max.Round(time.Microsecond), o.r.Failed, o.r.Requests)
+	}
 
 	bt := loadtest.ClosedLoop(ctx, client, batchReq, workers, d)
 	if ctx.Err() != nil {
