@@ -11,14 +11,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"reflect"
 	"time"
 
-	"github.com/fullstorydev/grpchan/inprocgrpc"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
-	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -62,7 +59,7 @@ type Server struct {
 	health  *health.Server
 	gateway *runtime.ServeMux
 	mux     *http.ServeMux
-	inproc  *inprocgrpc.Channel
+	inproc  *inProcess
 	httpLn  net.Listener
 	grpcLn  net.Listener
 	ctx     context.Context
@@ -108,11 +105,8 @@ func New(cfg Config) (*Server, error) {
 	// loopback HTTP/2 connection: serialising each call twice, HTTP/2 framing and the socket writes cost
 	// three quarters of a scoring request's CPU (profile in services/scoring/README.md). The access
 	// log is the HTTP server's, so the gRPC call log is not in this chain.
-	// The HTTP request's span (otelhttp) is the call's span: traceInProcess hands it to the handler,
-	// instead of a client and a server span per call that would only repeat it.
-	s.inproc = (&inprocgrpc.Channel{}).
-		WithServerUnaryInterceptor(chainUnary(append([]grpc.UnaryServerInterceptor{traceInProcess}, unary...))).
-		WithCloner(handOver{})
+	// The HTTP request's span (otelhttp) is the call's span: the handler runs in the request's context.
+	s.inproc = newInProcess(chainUnary(unary))
 	s.gateway = gateway.NewServeMux(append([]gateway.Option{gateway.WithLogger(s.log)}, cfg.Gateway...)...)
 
 	s.mux.HandleFunc("GET /healthz", s.serveHealthz)
@@ -143,7 +137,7 @@ func (s *Server) Register(desc *grpc.ServiceDesc, impl any, gw GatewayRegistrar)
 	if gw == nil {
 		return nil
 	}
-	s.inproc.RegisterService(desc, impl)
+	s.inproc.register(desc, impl)
 	if err := gw(s.ctx, s.gateway, s.inproc); err != nil {
 		return fmt.Errorf("register %s on the gateway: %w", desc.ServiceName, err)
 	}
@@ -249,28 +243,3 @@ func chainUnary(list []grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor 
 		return next(ctx, req)
 	}
 }
-
-// traceInProcess gives an in-process call the trace span of the gateway request that made it; the
-// in-process channel hands the handler a context without the caller's values.
-func traceInProcess(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if caller := inprocgrpc.ClientContext(ctx); caller != nil {
-		ctx = trace.ContextWithSpan(ctx, trace.SpanFromContext(caller))
-	}
-	return handler(ctx, req)
-}
-
-// handOver passes messages between the gateway and the handlers without copying them: the gateway
-// builds a request for one call and never touches it again, and a handler's response is only
-// rendered. The default cloner deep-copied both, a tenth of a scoring request's CPU with its garbage.
-type handOver struct{}
-
-func (handOver) Copy(out, in any) error {
-	dst, src := reflect.ValueOf(out), reflect.ValueOf(in)
-	if dst.Kind() != reflect.Pointer || src.Kind() != reflect.Pointer || dst.Type() != src.Type() || src.IsNil() {
-		return fmt.Errorf("in-process hand-over of %T into %T", in, out)
-	}
-	dst.Elem().Set(src.Elem())
-	return nil
-}
-
-func (handOver) Clone(in any) (any, error) { return in, nil }
