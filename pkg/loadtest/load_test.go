@@ -131,9 +131,11 @@ func TestOpenLoopStopsWhenItsContextEnds(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("OpenLoop returned after %s, want soon after its context ended (100ms)", d)
 	}
-	// About 10 requests were due in 100ms, not the 6,000 of the minute.
-	if r.Requests == 0 || r.Requests > 100 || int64(r.Requests) != srv.hits.Load() {
-		t.Errorf("got %d requests, %d answered; want the few due before the context ended, all answered", r.Requests, srv.hits.Load())
+	// About 10 requests were due in 100ms, not the 6,000 of the minute. The ones in flight when the
+	// context ended (at most one per worker) may be cut off before the server saw them.
+	hits := srv.hits.Load()
+	if r.Requests == 0 || r.Requests > 100 || hits > int64(r.Requests) || int64(r.Requests)-hits > 4 {
+		t.Errorf("got %d requests, %d answered; want the few due before the context ended, all but those in flight answered", r.Requests, hits)
 	}
 	if r.Max > time.Second {
 		t.Errorf("Max: got %s, want only the requests that were sent in the percentiles", r.Max)
