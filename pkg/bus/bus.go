@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -99,11 +100,23 @@ func (b *Bus) EnsureStream(ctx context.Context, cfg jetstream.StreamConfig) (jet
 		subjects[i] = b.Subject(s)
 	}
 	cfg.Subjects = subjects
+	// A stream already as configured is left alone: every replica's provisioning and every consumer's
+	// (re)start ensures it, and an update that changes nothing still rewrites the stream's store,
+	// concurrently with consumers being created on it (a data race inside nats-server under -race).
+	if s, err := b.JS.Stream(ctx, cfg.Name); err == nil && sameStream(s.CachedInfo().Config, cfg) {
+		return s, nil
+	}
 	s, err := b.JS.CreateOrUpdateStream(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("provision stream %s: %w", cfg.Name, err)
 	}
 	return s, nil
+}
+
+// sameStream compares the settings the services choose; the server fills in the others.
+func sameStream(have, want jetstream.StreamConfig) bool {
+	return slices.Equal(have.Subjects, want.Subjects) && have.Retention == want.Retention && have.MaxAge == want.MaxAge &&
+		have.Storage == want.Storage && have.Duplicates == want.Duplicates
 }
 
 // Provision ensures every stream, retrying until it succeeds or ctx ends; it is meant to run in the

@@ -69,6 +69,16 @@ func TestEnsureStreamIsIdempotent(t *testing.T) {
 			t.Errorf("retention: got %v, want work queue", s.CachedInfo().Config.Retention)
 		}
 	}
+	// A changed setting is applied to the existing stream.
+	changed := bus.WebhookDeliveries
+	changed.MaxAge = time.Hour
+	s, err := b.EnsureStream(ctx, changed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.CachedInfo().Config.MaxAge; got != time.Hour {
+		t.Fatalf("changed stream's MaxAge: got %v, want 1h", got)
+	}
 }
 
 func TestProvisionWaitsForNATS(t *testing.T) {
