@@ -75,6 +75,15 @@ func TestTrialLimits(t *testing.T) {
 	if _, ok := body["detail"].(string); !ok {
 		t.Fatalf("402 detail: %s", r.body)
 	}
+	// A batch is refused whole when the trial key has fewer calls left than it has items.
+	time.Sleep(1100 * time.Millisecond)
+	batch := map[string]any{"items": []any{
+		map[string]any{"workflow": "healthcare.denial", "payload": denialClaim()},
+		map[string]any{"workflow": "healthcare.denial", "payload": denialClaim()},
+	}}
+	if r := s.call("POST", "/v1/score/batch", batch, bearer(key2)); r.status != 402 || r.obj(t)["upgrade_url"] == nil {
+		t.Fatalf("batch past the quota: %d %s", r.status, r.body)
+	}
 	u := s.call("GET", "/v1/usage", nil, bearer(key2)).obj(t)
 	if u["billable_calls"] != 1000.0 || u["remaining_included_calls"] != 0.0 || u["meter"] != "scoring_calls" || u["consistency"] != "eventual" {
 		t.Fatalf("usage at quota: %v", u)
@@ -146,6 +155,12 @@ func TestKeysAndTokens(t *testing.T) {
 	r := s.call("POST", "/v1/apikeys/issue", map[string]any{"plan": "platinum"}, admin)
 	if r.status != 422 {
 		t.Fatalf("unknown plan: %d %s", r.status, r.body)
+	}
+	if r := s.call("POST", "/v1/apikeys/issue", map[string]any{"scopes": []string{"admin"}}, admin); r.status != 422 {
+		t.Fatalf("unknown key scope: %d %s", r.status, r.body)
+	}
+	if r := s.call("POST", "/v1/tokens/issue", map[string]any{"subject": "x", "scopes": []string{"admin"}}, admin); r.status != 422 {
+		t.Fatalf("unknown token scope: %d %s", r.status, r.body)
 	}
 	r = s.call("POST", "/v1/keys/trial", nil, nil)
 	trial := r.obj(t)

@@ -14,6 +14,12 @@ func TestWorkflowDiscoveryAndValidation(t *testing.T) {
 	s := startService(t, nil)
 	key := bearer(s.paidKey())
 
+	if r := s.call("GET", "/health", nil, nil); r.status != 200 || r.obj(t)["status"] != "ok" {
+		t.Fatalf("GET /health: %d %s", r.status, r.body)
+	}
+	if r := s.call("GET", "/v1/no-such-route", nil, key); r.status != 404 || r.obj(t)["detail"] != "Not Found" {
+		t.Fatalf("unknown route: %d %s", r.status, r.body)
+	}
 	r := s.call("GET", "/v1/workflows", nil, nil)
 	if r.status != 401 {
 		t.Fatalf("workflows without bearer: got %d, want 401", r.status)
@@ -275,6 +281,13 @@ func TestLegacyRoutesAndBatch(t *testing.T) {
 			t.Errorf("%s: %d %s", tc.path, r.status, r.body)
 		}
 	}
+	// Options travel as query parameters on the legacy routes, the strict pin included.
+	if r := s.call("POST", "/v1/claims/denial/score?model_version=9.9.9&allow_fallback=false", denialClaim(), key); r.status != 409 {
+		t.Errorf("legacy strict pin: %d %s", r.status, r.body)
+	}
+	if r := s.call("POST", "/v1/claims/denial/score?model_version=9.9.9", denialClaim(), key); r.status != 200 || r.obj(t)["model_version"] != "0.3.3" {
+		t.Errorf("legacy pin fallback: %d %s", r.status, r.body)
+	}
 
 	items := []any{
 		map[string]any{"id": "a", "workflow": "healthcare.denial", "payload": denialClaim()},
@@ -290,6 +303,10 @@ func TestLegacyRoutesAndBatch(t *testing.T) {
 			RequestID string         `json:"request_id"`
 			Result    map[string]any `json:"result"`
 			Error     string         `json:"error"`
+			Errors    []struct {
+				Field string `json:"field"`
+				Rule  string `json:"rule"`
+			} `json:"errors"`
 		}
 		Summary map[string]float64
 	}
@@ -304,6 +321,9 @@ func TestLegacyRoutesAndBatch(t *testing.T) {
 		if (res.Status == 200) != (res.RequestID != "" && res.Result != nil) {
 			t.Errorf("item %s: result and request id only for successes: %+v", res.ID, res)
 		}
+	}
+	if e := batch.Results[1].Errors; len(e) != 1 || e[0].Field != "place_of_service" || e[0].Rule != "place_of_service_code" {
+		t.Errorf("item b's field errors: %+v", e)
 	}
 	if batch.Summary["succeeded"] != 2 || batch.Summary["failed"] != 2 || batch.Summary["billable_calls"] != 2 {
 		t.Errorf("summary %v", batch.Summary)

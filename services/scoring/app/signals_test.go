@@ -86,6 +86,11 @@ func TestPolicySignalsReachPriorAuth(t *testing.T) {
 	publishChange(t, s, &ingestionv1.PolicyChangePublished{ChangeEventId: "0192f6a0-0000-7000-8000-000000000002",
 		Organization: "Acme Health", ChangeType: "prior_auth_added", AffectedCodes: []string{"97110"}, PublishedAt: timestamppb.Now()})
 
+	for _, limit := range []string{"-1", "101"} {
+		if r := s.call("GET", "/v1/policy-signals?limit="+limit, nil, admin); r.status != 422 {
+			t.Fatalf("limit %s: %d %s", limit, r.status, r.body)
+		}
+	}
 	eventually(t, "two stored signals", func() bool {
 		r := s.call("GET", "/v1/policy-signals?organization=Acme%20Health", nil, admin)
 		signals, _ := r.obj(t)["signals"].([]any)

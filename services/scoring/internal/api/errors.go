@@ -2,7 +2,6 @@ package api
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -70,12 +69,4 @@ func message(err error, sentinels ...error) string {
 		msg = strings.TrimPrefix(msg, s.Error()+": ")
 	}
 	return msg
-}
-
-func unknownWorkflow(w string) error {
-	ids := make([]string, len(claim.Workflows))
-	for i, id := range claim.Workflows {
-		ids[i] = string(id)
-	}
-	return apierror.New(http.StatusUnprocessableEntity, fmt.Sprintf("workflow must be one of %s (got %q)", strings.Join(ids, ", "), w))
 }

@@ -244,10 +244,8 @@ func (s *Scoring) record(keyID, accountID, requestID, route string, d decision.D
 
 // decide validates and scores one payload.
 func (s *Scoring) decide(workflow string, payload *structpb.Struct, o decision.Options) (decision.Decision, *scoringv1.ScoreResult, error) {
-	w, ok := claim.ParseWorkflow(workflow)
-	if !ok {
-		return decision.Decision{}, nil, unknownWorkflow(workflow)
-	}
+	// Check reports an unknown workflow like any other field error (rule "workflow").
+	w := claim.Workflow(workflow)
 	c, errs := claim.Check(w, payload.AsMap())
 	if len(errs) > 0 {
 		return decision.Decision{}, nil, errs
@@ -279,7 +277,7 @@ func (s *Scoring) ScoreBatch(ctx context.Context, req *scoringv1.ScoreBatchReque
 		res := &scoringv1.BatchResult{Index: int32(i), Id: it.GetId()}
 		d, resp, err := s.decide(it.GetWorkflow(), it.GetPayload(), options(it.GetOptions()))
 		if err != nil {
-			res.Status, res.Error, res.Errors = itemError(toAPI(err, s.upgradeURL))
+			res.Status, res.Error, res.Errors = itemError(err, s.upgradeURL)
 		} else {
 			res.Status, res.Result = http.StatusOK, resp
 			res.RequestId = requestID + "." + strconv.Itoa(i)
@@ -297,20 +295,21 @@ func (s *Scoring) ScoreBatch(ctx context.Context, req *scoringv1.ScoreBatchReque
 }
 
 // itemError renders an item's failure as the status and detail it would have had alone.
-func itemError(err error) (int32, string, []*scoringv1.FieldError) {
-	e, ok := apierror.As(err)
+func itemError(err error, upgradeURL string) (int32, string, []*scoringv1.FieldError) {
+	var fieldErrs claim.Errors
+	if errors.As(err, &fieldErrs) {
+		out := make([]*scoringv1.FieldError, len(fieldErrs))
+		for i, e := range fieldErrs {
+			out[i] = &scoringv1.FieldError{Field: e.Field, Rule: e.Rule, Message: e.Message}
+		}
+		return http.StatusUnprocessableEntity, fieldErrs.Error(), out
+	}
+	e, ok := apierror.As(toAPI(err, upgradeURL))
 	if !ok {
 		return http.StatusInternalServerError, "Internal Server Error", nil
 	}
 	detail, _ := e.Body["detail"].(string)
-	var fields []*scoringv1.FieldError
-	if list, ok := e.Body["errors"].([]any); ok {
-		for _, v := range list {
-			m := v.(map[string]any)
-			fields = append(fields, &scoringv1.FieldError{Field: m["field"].(string), Rule: m["rule"].(string), Message: m["message"].(string)})
-		}
-	}
-	return int32(e.Status), detail, fields
+	return int32(e.Status), detail, nil
 }
 
 // render builds the score response: exactly the fields of Document 2 "Score response".

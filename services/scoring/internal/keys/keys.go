@@ -133,10 +133,8 @@ func (s *Service) Issue(ctx context.Context, plan, email, name string, scopes []
 	if email != "" && (!strings.Contains(email, "@") || len(email) > 254) {
 		return Issued{}, fmt.Errorf("%w: email is not an e-mail address", ErrInvalid)
 	}
-	for _, sc := range scopes {
-		if sc != ScopeMetricsRead {
-			return Issued{}, fmt.Errorf("%w: unknown scope %q (known: %s)", ErrInvalid, sc, ScopeMetricsRead)
-		}
+	if err := checkScopes(scopes); err != nil {
+		return Issued{}, err
 	}
 	kind := KindIssued
 	if plan == "trial" {
@@ -159,6 +157,15 @@ func (s *Service) issue(ctx context.Context, k NewKey, secretKind string) (Issue
 	return Issued{Key: stored, Secret: secret.Secret}, nil
 }
 
+func checkScopes(scopes []string) error {
+	for _, sc := range scopes {
+		if sc != ScopeMetricsRead {
+			return fmt.Errorf("%w: unknown scope %q (known: %s)", ErrInvalid, sc, ScopeMetricsRead)
+		}
+	}
+	return nil
+}
+
 // Token limits.
 const (
 	DefaultTokenTTL = time.Hour
@@ -178,10 +185,8 @@ func (s *Service) IssueToken(ctx context.Context, subject string, scopes []strin
 	if subject == "" || len(subject) > 200 {
 		return Token{}, fmt.Errorf("%w: subject is required (at most 200 characters)", ErrInvalid)
 	}
-	for _, sc := range scopes {
-		if sc != ScopeMetricsRead {
-			return Token{}, fmt.Errorf("%w: unknown scope %q (known: %s)", ErrInvalid, sc, ScopeMetricsRead)
-		}
+	if err := checkScopes(scopes); err != nil {
+		return Token{}, err
 	}
 	// The row's hash is of a random value nobody holds: the key exists for metering and revocation,
 	// the JWT is the credential.

@@ -129,7 +129,7 @@ func (ix *Index) Match(c *claim.Claim) ([]Match, model.Signals) {
 	for _, s := range ix.byOrg[org] {
 		var matched []string
 		for _, code := range s.AffectedCodes {
-			if code == c.CPTCode || code == c.ICD10Code || (code == stripDot(c.ICD10Code) && code != "") {
+			if code == c.CPTCode || sameICD(code, c.ICD10Code) {
 				matched = append(matched, code)
 			}
 		}
@@ -146,12 +146,23 @@ func (ix *Index) Match(c *claim.Claim) ([]Match, model.Signals) {
 	return out, features
 }
 
-func stripDot(icd string) string {
-	out := make([]byte, 0, len(icd))
-	for i := 0; i < len(icd); i++ {
-		if icd[i] != '.' {
-			out = append(out, icd[i])
+// sameICD compares two ICD-10 codes ignoring the dot, which some policy documents leave out
+// ("M545" for "M54.5"), without allocating: it runs for every code of every candidate signal.
+func sameICD(a, b string) bool {
+	i, j, matched := 0, 0, false
+	for {
+		for i < len(a) && a[i] == '.' {
+			i++
 		}
+		for j < len(b) && b[j] == '.' {
+			j++
+		}
+		if i == len(a) || j == len(b) {
+			return i == len(a) && j == len(b) && matched
+		}
+		if a[i] != b[j] {
+			return false
+		}
+		i, j, matched = i+1, j+1, true
 	}
-	return string(out)
 }
