@@ -131,13 +131,8 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 	p.Server.Handle("GET /health", p.Server.LivenessHandler())
 
 	st := store.New(p.Pool)
-	var creds *keys.Service
-	if cfg.shared != nil {
-		creds = cfg.shared.creds
-	}
-	if creds == nil {
-		creds = keys.New(st, jwtSecret(cfg.Settings, cfg.Spec.Service.AdminToken))
-	}
+	// The authentication interceptor, built when the platform opened, made the key service.
+	creds := cfg.shared.creds
 	models, err := model.Load()
 	if err != nil {
 		return err

@@ -12,6 +12,9 @@ import (
 // amounts of the payload, only what the models decided and why (the key is named by its prefix).
 func (s *Scoring) logDecision(ctx context.Context, requestID, route, keyPrefix string, d decision.Decision) {
 	s.metrics.add(ctx, route, d.Workflow, d.RiskLevel)
+	if !s.log.Enabled(ctx, slog.LevelInfo) {
+		return // the attributes below are built for the log alone
+	}
 	attrs := []slog.Attr{
 		slog.String("request_id", requestID), slog.String("route_id", route), slog.String("key_prefix", keyPrefix),
 		slog.String("workflow", string(d.Workflow)), slog.String("model_version", d.ModelVersion),
