@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -38,6 +39,8 @@ func TestMain(m *testing.M) {
 		if err := os.WriteFile(os.Getenv("LOADTEST_TEST_MARK"), []byte("stopped"), 0o600); err != nil {
 			os.Exit(1)
 		}
+	case "gomaxprocs":
+		fmt.Println(runtime.GOMAXPROCS(0))
 	case "stdin-only":
 		// Ignores SIGTERM: only the end of standard input can stop it gracefully.
 		signal.Ignore(syscall.SIGTERM)
@@ -98,6 +101,25 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+func TestWithCPUsPinsTheChild(t *testing.T) {
+	t.Parallel()
+	var out syncBuffer
+	c, err := loadtest.StartChild(roleVar, "gomaxprocs", nil, loadtest.WithStdout(&out), loadtest.WithCPUs("0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// It prints and exits; stopping it before it printed would kill it (it ignores no signal).
+	deadline := time.Now().Add(10 * time.Second)
+	for out.String() == "" && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	c.Stop()
+	// The runtime sizes GOMAXPROCS from the affinity mask: one CPU allowed, one P.
+	if got := out.String(); got != "1\n" {
+		t.Errorf("pinned child's GOMAXPROCS: got %q, want \"1\\n\"", got)
+	}
 }
 
 func TestWaitHTTPWaitsFor200(t *testing.T) {
