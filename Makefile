@@ -49,8 +49,13 @@ lint: $(BUF) $(STATICCHECK) ## gofmt check, go vet, staticcheck, buf lint, go.mo
 deps: ## make sure PostgreSQL and NATS (JetStream) run locally, installing them when absent
 	deploy/local/deps.sh ensure
 
+.PHONY: conformance
+conformance: deps ## the official MCP conformance suite against scoring's /mcp (Node.js 22 and the suite go into ./bin)
+	@tools=$$(deploy/local/conformance-tools.sh) && set -- $$tools && \
+		go run ./services/scoring/conformance -node "$$1" -suite "$$2"
+
 .PHONY: test
-test: deps lint check-generated ## everything CI checks: lint, generated-code drift, tests against real PostgreSQL and NATS
+test: deps lint check-generated conformance ## everything CI checks: lint, generated-code drift, MCP conformance, tests against real PostgreSQL and NATS
 	go test -race -count=1 -timeout 20m $(PACKAGES)
 
 .PHONY: bench

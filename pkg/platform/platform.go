@@ -52,6 +52,7 @@ type Platform struct {
 	Pool    *pgxpool.Pool
 	Bus     *bus.Bus
 	Server  *serve.Server
+	Metrics *telemetry.Prometheus // for a scrape; the service decides where and to whom it serves it
 	spec    Spec
 	loops   []func(context.Context) error
 	closers []func()
@@ -72,7 +73,11 @@ func Open(ctx context.Context, spec Spec, getenv func(string) string, stdout io.
 			p.Close()
 		}
 	}()
-	shutdownTelemetry, err := telemetry.Setup(ctx, getenv, spec.Name, buildinfo.Get(spec.Name).Version)
+	if p.Metrics, err = telemetry.NewPrometheus(); err != nil {
+		return nil, err
+	}
+	shutdownTelemetry, err := telemetry.Setup(ctx, getenv, spec.Name, buildinfo.Get(spec.Name).Version,
+		telemetry.WithReader(p.Metrics.Reader()))
 	if err != nil {
 		return nil, err
 	}

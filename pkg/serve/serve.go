@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
@@ -63,6 +64,10 @@ type Server struct {
 	httpLn  net.Listener
 	grpcLn  net.Listener
 	ctx     context.Context
+
+	routesMu        sync.Mutex
+	gatewayServices []string // registered services whose HTTP rules the gateway serves
+	plainRoutes     []Route  // patterns given to Handle, and the probes
 }
 
 // New opens both listeners (so an address ":0" is resolved before Run) and builds the servers. The
@@ -109,8 +114,8 @@ func New(cfg Config) (*Server, error) {
 	s.inproc = newInProcess(chainUnary(unary))
 	s.gateway = gateway.NewServeMux(append([]gateway.Option{gateway.WithLogger(s.log)}, cfg.Gateway...)...)
 
-	s.mux.HandleFunc("GET /healthz", s.serveHealthz)
-	s.mux.HandleFunc("GET /readyz", s.serveReadyz)
+	s.Handle("GET /healthz", http.HandlerFunc(s.serveHealthz))
+	s.Handle("GET /readyz", http.HandlerFunc(s.serveReadyz))
 	s.mux.Handle("/", s.gateway)
 	if err := s.Register(&platformv1.BuildService_ServiceDesc, buildinfo.NewServer(cfg.Name),
 		Gateway(platformv1.RegisterBuildServiceHandlerClient, platformv1.NewBuildServiceClient)); err != nil {
@@ -141,13 +146,21 @@ func (s *Server) Register(desc *grpc.ServiceDesc, impl any, gw GatewayRegistrar)
 	if err := gw(s.ctx, s.gateway, s.inproc); err != nil {
 		return fmt.Errorf("register %s on the gateway: %w", desc.ServiceName, err)
 	}
+	s.addGatewayService(desc.ServiceName)
 	return nil
 }
+
+// InProcess is a connection to the services registered with a gateway, for plain handlers of the same
+// process (the MCP endpoint) that must call them exactly as the JSON gateway does: through the same
+// interceptors (error mapping, recovery, authentication), on the caller's goroutine, with the
+// caller's outgoing metadata as the call's incoming metadata. Unary methods only.
+func (s *Server) InProcess() grpc.ClientConnInterface { return s.inproc }
 
 // Handle serves a plain net/http handler (HTML pages, Prometheus text, MCP, OAuth, .well-known
 // documents) beside the gateway. Patterns follow net/http.ServeMux.
 func (s *Server) Handle(pattern string, h http.Handler) {
 	s.mux.Handle(pattern, h)
+	s.addPlainRoute(pattern)
 }
 
 // LivenessHandler answers like GET /healthz, for services whose spec names another liveness path.

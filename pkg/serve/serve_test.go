@@ -357,3 +357,30 @@ func equalJSON(a, b any) bool {
 	y, _ := json.Marshal(b)
 	return bytes.Equal(x, y)
 }
+
+// TestInProcessConnection calls the registered services the way a plain handler of the same process
+// does (the scoring MCP endpoint): through the service's interceptors, so that errors are mapped as
+// for a gateway or gRPC caller.
+func TestInProcessConnection(t *testing.T) {
+	t.Parallel()
+	h := start(t, gateway.FastAPI)
+	echo := platformtestv1.NewEchoServiceClient(h.srv.InProcess())
+	ctx := context.Background()
+
+	resp, err := echo.GetEcho(ctx, &platformtestv1.GetEchoRequest{Id: 9, Limit: 3})
+	if err != nil || resp.GetId() != 9 || resp.GetLimit() != 3 {
+		t.Fatalf("GetEcho: got %v %v, want id 9 limit 3", resp, err)
+	}
+	// A documented error keeps its HTTP status and body; an internal one is mapped to a bare Internal
+	// by the error interceptor, and a panic is recovered: both without their cause.
+	_, err = echo.GetEcho(ctx, &platformtestv1.GetEchoRequest{Fail: "api"})
+	if he, ok := apierror.FromStatus(status.Convert(err)); !ok || he.Status != 402 {
+		t.Fatalf("documented 402 in process: got %v, want an HttpError detail with 402", err)
+	}
+	for _, fail := range []string{"internal", "panic"} {
+		_, err = echo.GetEcho(ctx, &platformtestv1.GetEchoRequest{Fail: fail})
+		if st := status.Convert(err); st.Code() != codes.Internal || strings.Contains(st.Message(), "hunter2") {
+			t.Errorf("%s in process: got %v %q, want Internal without the cause", fail, st.Code(), st.Message())
+		}
+	}
+}

@@ -22,9 +22,24 @@ import (
 // EndpointVar is the standard variable that turns exporting on.
 const EndpointVar = "OTEL_EXPORTER_OTLP_ENDPOINT"
 
+// Option adds to what Setup installs.
+type Option func(*options)
+
+type options struct{ readers []sdkmetric.Reader }
+
+// WithReader adds a metric reader to the meter provider, beside the OTLP exporter when there is one:
+// a pull exporter such as Prometheus's Reader.
+func WithReader(r sdkmetric.Reader) Option {
+	return func(o *options) { o.readers = append(o.readers, r) }
+}
+
 // Setup installs the global tracer and meter providers and the W3C propagators. The returned function
 // flushes and stops them; call it on shutdown.
-func Setup(ctx context.Context, getenv func(string) string, service, version string) (func(context.Context) error, error) {
+func Setup(ctx context.Context, getenv func(string) string, service, version string, opts ...Option) (func(context.Context) error, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
 	res, err := resource.Merge(resource.Default(), resource.NewWithAttributes(semconv.SchemaURL,
 		semconv.ServiceName(service), semconv.ServiceVersion(version)))
@@ -44,6 +59,9 @@ func Setup(ctx context.Context, getenv func(string) string, service, version str
 		}
 		traceOpts = append(traceOpts, sdktrace.WithBatcher(traces))
 		meterOpts = append(meterOpts, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metrics)))
+	}
+	for _, r := range o.readers {
+		meterOpts = append(meterOpts, sdkmetric.WithReader(r))
 	}
 	tp := sdktrace.NewTracerProvider(traceOpts...)
 	mp := sdkmetric.NewMeterProvider(meterOpts...)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/trustlayer/trustlayer/pkg/auth"
+	"github.com/trustlayer/trustlayer/pkg/buildinfo"
 	"github.com/trustlayer/trustlayer/pkg/bus"
 	"github.com/trustlayer/trustlayer/pkg/config"
 	"github.com/trustlayer/trustlayer/pkg/gateway"
@@ -22,6 +24,8 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/serve"
 	scoringv1 "github.com/trustlayer/trustlayer/proto/scoring/v1"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/api"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/billing"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/controlplane"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/decision"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/feedback"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/keys"
@@ -29,6 +33,9 @@ import (
 	"github.com/trustlayer/trustlayer/services/scoring/internal/model"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/policysignal"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/store"
+	webmcp "github.com/trustlayer/trustlayer/services/scoring/internal/web/mcp"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/web/oauth"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/web/ops"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/wire"
 )
 
@@ -52,6 +59,24 @@ type Settings struct {
 	// SignalRefreshInterval is how often a replica reloads payer mappings and policy signals that
 	// other replicas consumed.
 	SignalRefreshInterval time.Duration `env:"SIGNAL_REFRESH_INTERVAL" envDefault:"30s"`
+	// TrustedProxyHops is how many proxies in front of the service append the client's address to
+	// X-Forwarded-For; the control plane's sign-in throttle counts failures per client address.
+	TrustedProxyHops int `env:"TRUSTED_PROXY_HOPS" envDefault:"0"`
+	// Stripe settings of billing: the secret API key, the webhook signing secret and the recurring
+	// price of the paid plan, all three or none (checkout and the webhook then answer 503). APIBase
+	// points stripe-go at another server (stripe-mock, a test's loopback peer); SuccessURL and
+	// CancelURL default to GET /v1/billing/checkout/return under PublicURL.
+	StripeSecretKey     string `env:"STRIPE_SECRET_KEY"`
+	StripeWebhookSecret string `env:"STRIPE_WEBHOOK_SECRET"`
+	StripePriceID       string `env:"STRIPE_PRICE_ID"`
+	StripeAPIBase       string `env:"STRIPE_API_BASE"`
+	StripeSuccessURL    string `env:"STRIPE_SUCCESS_URL"`
+	StripeCancelURL     string `env:"STRIPE_CANCEL_URL"`
+	// OIDCIssuer, OIDCClientID and OIDCClientSecret name the identity provider that the OAuth sign-in
+	// bridge (/oauth/login) delegates to; all three or none (the bridge then answers 503).
+	OIDCIssuer       string `env:"OIDC_ISSUER"`
+	OIDCClientID     string `env:"OIDC_CLIENT_ID"`
+	OIDCClientSecret string `env:"OIDC_CLIENT_SECRET"`
 }
 
 // Validate checks the settings; prefix is EnvPrefix.
@@ -72,6 +97,11 @@ func (s *Settings) Validate(prefix string) error {
 	if s.SignalRefreshInterval < time.Second {
 		errs = append(errs, config.Invalid(prefix+"SIGNAL_REFRESH_INTERVAL", "must be at least 1s"))
 	}
+	if s.TrustedProxyHops < 0 || s.TrustedProxyHops > 10 {
+		errs = append(errs, config.Invalid(prefix+"TRUSTED_PROXY_HOPS", "must be between 0 and 10"))
+	}
+	errs = append(errs, oauth.ValidateOIDC(prefix, oauth.OIDC{Issuer: s.OIDCIssuer, ClientID: s.OIDCClientID, ClientSecret: s.OIDCClientSecret})...)
+	errs = append(errs, stripeConfig(*s, nil).Validate(prefix)...)
 	return errors.Join(errs...)
 }
 
@@ -87,7 +117,15 @@ type Config struct {
 	shared *shared
 }
 
-type shared struct{ creds *keys.Service }
+type shared struct {
+	creds *keys.Service
+	// workspaces is the control plane: its sessions authenticate the workspace routes, and the OAuth
+	// bridge finds agent keys through it (AgentKey).
+	workspaces *controlplane.Service
+	// oauth is the OAuth authorization server: its Authenticator is the interceptor's (access tokens
+	// and every credential creds accepts); Register mounts its routes.
+	oauth *oauth.Server
+}
 
 // LoadConfig reads the service's configuration from getenv (defaults: HTTP :8082, gRPC :9092).
 func LoadConfig(getenv func(string) string) (Config, error) {
@@ -107,7 +145,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	sh := &shared{}
 	spec.Unary = func(p *platform.Platform) []grpc.UnaryServerInterceptor {
 		sh.creds = keys.New(store.New(p.Pool), jwtSecret(settings, spec.Service.AdminToken))
-		return []grpc.UnaryServerInterceptor{api.Authenticate(spec.Service.AdminToken, sh.creds)}
+		sh.workspaces = controlplane.New(store.New(p.Pool),
+			keys.NewWorkspaceKeys(sh.creds, store.New(p.Pool), controlplane.MaxActiveKeys), settings.PublicURL)
+		sh.oauth = oauth.New(oauth.Config{
+			Issuer: settings.PublicURL, Secret: oauth.DeriveSecret(spec.Service.AdminToken), Log: p.Log,
+			OIDC: oauth.OIDC{Issuer: settings.OIDCIssuer, ClientID: settings.OIDCClientID, ClientSecret: settings.OIDCClientSecret},
+		}, store.New(p.Pool), sh.creds)
+		return []grpc.UnaryServerInterceptor{api.Authenticate(spec.Service.AdminToken, sh.oauth.Authenticator(),
+			api.WithSessions(sh.workspaces))}
 	}
 	return Config{Spec: spec, Settings: settings, shared: sh}, nil
 }
@@ -117,6 +162,20 @@ func jwtSecret(s Settings, adminToken string) []byte {
 		return []byte(s.JWTSecret)
 	}
 	return keys.DeriveJWTSecret(adminToken)
+}
+
+// stripeConfig is billing's processor configuration from the settings.
+func stripeConfig(s Settings, log *slog.Logger) billing.StripeConfig {
+	base := strings.TrimRight(s.PublicURL, "/") + "/v1/billing/checkout/return"
+	c := billing.StripeConfig{SecretKey: s.StripeSecretKey, WebhookSecret: s.StripeWebhookSecret, PriceID: s.StripePriceID,
+		APIBase: s.StripeAPIBase, SuccessURL: s.StripeSuccessURL, CancelURL: s.StripeCancelURL, Log: log}
+	if c.SuccessURL == "" {
+		c.SuccessURL = base + "?result=success&session_id={CHECKOUT_SESSION_ID}"
+	}
+	if c.CancelURL == "" {
+		c.CancelURL = base + "?result=cancel"
+	}
+	return c
 }
 
 // ConfigVars lists every environment variable the service reads.
@@ -158,6 +217,12 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 	if cfg.Limiter != nil {
 		limiter = cfg.Limiter
 	}
+	// Billing without Stripe settings still reports account status; checkout and the webhook answer 503.
+	var processor billing.Processor
+	if sc := stripeConfig(cfg.Settings, p.Log); sc.Configured() {
+		processor = billing.NewStripe(sc)
+	}
+	bill := billing.New(st, processor, creds, p.Log)
 
 	registrations := []struct {
 		desc *grpc.ServiceDesc
@@ -170,6 +235,8 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 		{&scoringv1.FeedbackService_ServiceDesc, api.NewFeedback(feedback.New(st, m)), serve.Gateway(scoringv1.RegisterFeedbackServiceHandlerClient, scoringv1.NewFeedbackServiceClient)},
 		{&scoringv1.AppealService_ServiceDesc, api.Appeals{}, serve.Gateway(scoringv1.RegisterAppealServiceHandlerClient, scoringv1.NewAppealServiceClient)},
 		{&scoringv1.PolicySignalService_ServiceDesc, api.NewSignals(st, index), serve.Gateway(scoringv1.RegisterPolicySignalServiceHandlerClient, scoringv1.NewPolicySignalServiceClient)},
+		{&scoringv1.ControlPlaneService_ServiceDesc, api.NewControlPlane(cfg.shared.workspaces, cfg.Settings.TrustedProxyHops), serve.Gateway(scoringv1.RegisterControlPlaneServiceHandlerClient, scoringv1.NewControlPlaneServiceClient)},
+		{&scoringv1.BillingService_ServiceDesc, api.NewBilling(bill), serve.Gateway(scoringv1.RegisterBillingServiceHandlerClient, scoringv1.NewBillingServiceClient)},
 	}
 	for _, r := range registrations {
 		if err := p.Server.Register(r.desc, r.impl, r.gw); err != nil {
@@ -178,6 +245,32 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 	}
 
 	p.Server.Handle("GET /v1/models/reliability/{name}", api.ReliabilityDiagrams(models))
+	// The OAuth authorization server of agent clients: its grants act as the signed-in user's
+	// workspace agent key (control plane AgentKey). Spent and expired grants are purged hourly.
+	cfg.shared.oauth.Mount(p.Server, cfg.shared.workspaces)
+	p.Go(func(ctx context.Context) error { return periodic.Run(ctx, time.Hour, cfg.shared.oauth.PurgeExpired) })
+	// The MCP agent endpoint scores through the in-process connection, so a tool call passes the same
+	// interceptors, limiter, meter and decision log as POST /v1/score; it accepts what the interceptor
+	// accepts (keys, legacy JWTs, OAuth access tokens).
+	agent, err := webmcp.New(webmcp.Config{PublicURL: cfg.Settings.PublicURL, Version: buildinfo.Get(Name).Version,
+		Auth: cfg.shared.oauth.Authenticator(), Conn: p.Server.InProcess(), Log: p.Log})
+	if err != nil {
+		return err
+	}
+	agent.Register(p.Server.Handle)
+	// The processor's webhook needs the raw body for its signature: a plain handler, public.
+	p.Server.Handle("POST /v1/billing/webhook", api.BillingWebhook(bill, p.Log))
+	p.Server.Handle("GET /v1/billing/checkout/return", api.CheckoutReturn())
+	// Operations routes (internal/web/ops): Prometheus text to private-network callers, the JSON
+	// snapshot to keys with metrics:read, and the API description built once from the protos.
+	apiDoc, err := ops.Document(cfg.Settings.PublicURL)
+	if err != nil {
+		return err
+	}
+	p.Server.Handle("GET /metrics", ops.PrivateOnly(cfg.Settings.TrustedProxyHops, p.Metrics.Handler()))
+	p.Server.Handle("GET /metrics.json", &ops.Snapshot{Service: Name, Started: time.Now(), Metrics: p.Metrics.Gatherer(),
+		Usage: st, Keys: creds, Log: p.Log, FlushInterval: cfg.Settings.UsageFlushInterval})
+	p.Server.Handle("GET /openapi.json", ops.OpenAPI(apiDoc))
 
 	consumer := &bus.Consumer{Bus: p.Bus, Log: p.Log, Stream: bus.PolicyChanges, Concurrency: 2,
 		Handle: policysignal.Handler(st, index, p.Log),

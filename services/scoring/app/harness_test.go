@@ -15,6 +15,7 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/natstest"
 	"github.com/trustlayer/trustlayer/pkg/pgtest"
 	"github.com/trustlayer/trustlayer/pkg/platform"
+	"github.com/trustlayer/trustlayer/pkg/serve"
 	"github.com/trustlayer/trustlayer/services/scoring/app"
 )
 
@@ -28,6 +29,8 @@ type stack struct {
 	env  map[string]string
 	logs *syncBuffer
 	stop func()
+	// routes lists what the HTTP server serves (ops_test.go checks the API description against it).
+	routes func() []serve.Route
 }
 
 // syncBuffer collects the service's log lines; the service writes from many goroutines.
@@ -97,7 +100,7 @@ func startWithEnv(t *testing.T, env map[string]string) *stack {
 		})
 	}
 	t.Cleanup(stop)
-	return &stack{t: t, base: "http://" + p.Server.HTTPAddr(), pool: p.Pool, env: env, logs: logs, stop: stop}
+	return &stack{t: t, base: "http://" + p.Server.HTTPAddr(), pool: p.Pool, env: env, logs: logs, stop: stop, routes: p.Server.Routes}
 }
 
 type reply struct {

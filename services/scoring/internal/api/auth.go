@@ -22,6 +22,8 @@ const (
 	bearer access = iota // an API key or legacy JWT (the default for every scoring.v1 method)
 	public               // nobody needs a credential
 	admin                // X-Admin-Token
+
+	workspace // a control-plane workspace session (controlplane.go)
 )
 
 const servicePrefix = "/scoring.v1."
@@ -29,13 +31,28 @@ const servicePrefix = "/scoring.v1."
 // methodAccess lists the methods that are not bearer-only. Every other scoring.v1 method needs a
 // bearer token: a method added later is protected unless it is listed here.
 var methodAccess = map[string]access{
-	"/scoring.v1.KeyService/IssueTrialKey":               public,
-	"/scoring.v1.KeyService/IssueApiKey":                 admin,
-	"/scoring.v1.KeyService/IssueToken":                  admin,
-	"/scoring.v1.PolicySignalService/PutPayerMapping":    admin,
-	"/scoring.v1.PolicySignalService/ListPayerMappings":  admin,
-	"/scoring.v1.PolicySignalService/DeletePayerMapping": admin,
-	"/scoring.v1.PolicySignalService/ListPolicySignals":  admin,
+	"/scoring.v1.KeyService/IssueTrialKey":                  public,
+	"/scoring.v1.KeyService/IssueApiKey":                    admin,
+	"/scoring.v1.KeyService/IssueToken":                     admin,
+	"/scoring.v1.PolicySignalService/PutPayerMapping":       admin,
+	"/scoring.v1.PolicySignalService/ListPayerMappings":     admin,
+	"/scoring.v1.PolicySignalService/DeletePayerMapping":    admin,
+	"/scoring.v1.PolicySignalService/ListPolicySignals":     admin,
+	"/scoring.v1.BillingService/CreateAdminCheckoutSession": admin,
+	"/scoring.v1.BillingService/GetBillingAccountStatus":    admin,
+
+	// The control plane: signup and login are open; the rest needs a workspace session.
+	"/scoring.v1.ControlPlaneService/Signup":                public,
+	"/scoring.v1.ControlPlaneService/Login":                 public,
+	"/scoring.v1.ControlPlaneService/Logout":                workspace,
+	"/scoring.v1.ControlPlaneService/GetWorkspace":          workspace,
+	"/scoring.v1.ControlPlaneService/UpdateWorkspace":       workspace,
+	"/scoring.v1.ControlPlaneService/CreateWorkspaceApiKey": workspace,
+	"/scoring.v1.ControlPlaneService/ListWorkspaceApiKeys":  workspace,
+	"/scoring.v1.ControlPlaneService/RevokeWorkspaceApiKey": workspace,
+	// The setup link's token is its credential.
+	"/scoring.v1.ControlPlaneService/GetKeySetup":    public,
+	"/scoring.v1.ControlPlaneService/RevealKeySetup": public,
 }
 
 type callerKey struct{}
@@ -46,9 +63,20 @@ func callerFrom(ctx context.Context) keys.Key {
 	return k
 }
 
+// Credentials authenticates a bearer token: keys.Service (API keys, legacy JWTs), or the OAuth
+// server's Authenticator, which also accepts its access tokens and hands every other token to
+// keys.Service.
+type Credentials interface {
+	Authenticate(ctx context.Context, token string) (keys.Key, error)
+}
+
 // Authenticate guards every scoring.v1 method by methodAccess. A bearer method's key goes into the
 // context for the handler. Methods of other packages (build info, health) pass.
-func Authenticate(adminToken string, creds *keys.Service) grpc.UnaryServerInterceptor {
+func Authenticate(adminToken string, creds Credentials, opts ...AuthOption) grpc.UnaryServerInterceptor {
+	var o authOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		if !strings.HasPrefix(info.FullMethod, servicePrefix) {
 			return handler(ctx, req)
@@ -62,6 +90,12 @@ func Authenticate(adminToken string, creds *keys.Service) grpc.UnaryServerInterc
 				return nil, auth.ErrAdminToken
 			}
 			return handler(ctx, req)
+		case workspace:
+			ctx, err := workspaceSession(ctx, o.sessions, md)
+			if err != nil {
+				return nil, err
+			}
+			return handler(ctx, req)
 		}
 		key, err := Bearer(ctx, creds, md)
 		if err != nil {
@@ -73,7 +107,7 @@ func Authenticate(adminToken string, creds *keys.Service) grpc.UnaryServerInterc
 
 // Bearer authenticates the bearer token of md (Authorization: Bearer, or the hosted-agent header
 // x-service-api-key).
-func Bearer(ctx context.Context, creds *keys.Service, md metadata.MD) (keys.Key, error) {
+func Bearer(ctx context.Context, creds Credentials, md metadata.MD) (keys.Key, error) {
 	var token string
 	if v := md.Get("authorization"); len(v) == 1 {
 		token = auth.BearerToken(v[0])

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/trustlayer/trustlayer/services/scoring/internal/billing"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/controlplane"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/feedback"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/keys"
 )
@@ -15,5 +17,5 @@ type notFound struct{}
 func (notFound) Error() string { return "not found" }
 
 func (notFound) Is(target error) bool {
-	return target == keys.ErrNotFound || target == feedback.ErrNotFound
+	return target == keys.ErrNotFound || target == feedback.ErrNotFound || target == billing.ErrNotFound || target == controlplane.ErrNotFound
 }

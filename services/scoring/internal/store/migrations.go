@@ -13,7 +13,8 @@ import (
 var migrations embed.FS
 
 // Migrations is the service's migration set: 00001 accounts and keys, 00002 usage and request
-// records, 00003 feedback and payer-policy signals.
+// records, 00003 feedback and payer-policy signals, 00005 control-plane workspaces, sessions, sign-in
+// throttle and key setup links, 00006 OAuth clients, grants and sign-in sessions.
 func Migrations() pg.MigrationSet {
 	return pg.EmbeddedSet("scoring", migrations, "migrations")
 }

@@ -1,0 +1,545 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stripe/stripe-go/v85"
+	"github.com/stripe/stripe-go/v85/webhook"
+
+	"github.com/trustlayer/trustlayer/services/scoring/app"
+)
+
+const (
+	stripeSecretKey     = "sk_test_billing_helper_key"
+	stripeWebhookSecret = "whsec_test_billing_helper_secret"
+	stripePriceID       = "price_test_paid_plan"
+)
+
+// fakeStripe is a loopback peer for the one Stripe endpoint the service calls, POST
+// /v1/checkout/sessions: stripe-go talks to it over HTTP exactly as to api.stripe.com, and the test
+// reads back the form stripe-go sent.
+type fakeStripe struct {
+	*httptest.Server
+	mu       sync.Mutex
+	sessions []url.Values
+	auth     []string
+}
+
+func newFakeStripe(t *testing.T) *fakeStripe {
+	f := &fakeStripe{}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/checkout/sessions" {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"error":{"type":"invalid_request_error","message":"Unrecognized request URL"}}`))
+			return
+		}
+		if err := r.ParseForm(); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		f.mu.Lock()
+		f.sessions = append(f.sessions, r.PostForm)
+		f.auth = append(f.auth, r.Header.Get("Authorization"))
+		n := len(f.sessions)
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"id": fmt.Sprintf("cs_test_%d", n), "object": "checkout.session", "mode": r.PostForm.Get("mode"),
+			"status": "open", "url": fmt.Sprintf("https://checkout.stripe.test/c/pay/cs_test_%d", n),
+			"expires_at": time.Now().Add(24 * time.Hour).Unix(), "client_reference_id": r.PostForm.Get("client_reference_id"),
+		})
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+func (f *fakeStripe) last(t *testing.T) (url.Values, string) {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.sessions) == 0 {
+		t.Fatal("no checkout session reached the Stripe peer")
+	}
+	return f.sessions[len(f.sessions)-1], f.auth[len(f.auth)-1]
+}
+
+func startBilling(t *testing.T) (*stack, *fakeStripe) {
+	f := newFakeStripe(t)
+	return startService(t, map[string]string{
+		"SCORING_STRIPE_SECRET_KEY":     stripeSecretKey,
+		"SCORING_STRIPE_WEBHOOK_SECRET": stripeWebhookSecret,
+		"SCORING_STRIPE_PRICE_ID":       stripePriceID,
+		"SCORING_STRIPE_API_BASE":       f.URL,
+	}), f
+}
+
+// stripeEvent is a webhook event as Stripe sends it (object "event", the SDK's API version).
+func stripeEvent(id, typ string, created time.Time, object map[string]any) []byte {
+	b, err := json.Marshal(map[string]any{
+		"id": id, "object": "event", "api_version": stripe.APIVersion, "created": created.Unix(), "type": typ,
+		"livemode": false, "pending_webhooks": 1, "data": map[string]any{"object": object},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// deliver posts a webhook the way Stripe does: the raw JSON body and a Stripe-Signature header over
+// "timestamp.body" with the endpoint's secret, signed at signedAt.
+func (s *stack) deliver(payload []byte, secret string, signedAt time.Time) reply {
+	s.t.Helper()
+	signed := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: payload, Secret: secret, Timestamp: signedAt})
+	return s.post("/v1/billing/webhook", payload, map[string]string{"Stripe-Signature": signed.Header})
+}
+
+func (s *stack) post(path string, body []byte, header map[string]string) reply {
+	s.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.base+path, strings.NewReader(string(body)))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return reply{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+func checkoutCompleted(accountID, subscriptionID, email string) map[string]any {
+	return map[string]any{
+		"id": "cs_test_1", "object": "checkout.session", "mode": "subscription", "status": "complete",
+		"payment_status": "paid", "client_reference_id": accountID, "metadata": map[string]any{"account_id": accountID},
+		"customer": "cus_test_1", "subscription": subscriptionID, "customer_details": map[string]any{"email": email},
+	}
+}
+
+func subscription(id, accountID, status string, periodEnd time.Time) map[string]any {
+	return map[string]any{
+		"id": id, "object": "subscription", "status": status, "customer": "cus_test_1", "cancel_at_period_end": false,
+		"metadata": map[string]any{"account_id": accountID},
+		"items": map[string]any{"object": "list", "data": []any{map[string]any{
+			"id": "si_test_1", "object": "subscription_item", "current_period_end": periodEnd.Unix(),
+			"current_period_start": periodEnd.AddDate(0, -1, 0).Unix(),
+		}}},
+	}
+}
+
+func invoice(id, subscriptionID, accountID string) map[string]any {
+	return map[string]any{
+		"id": id, "object": "invoice", "customer": "cus_test_1",
+		"parent": map[string]any{"type": "subscription_details", "subscription_details": map[string]any{
+			"subscription": subscriptionID, "metadata": map[string]any{"account_id": accountID},
+		}},
+	}
+}
+
+func (s *stack) count(query string, args ...any) int {
+	s.t.Helper()
+	var n int
+	if err := s.pool.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		s.t.Fatal(err)
+	}
+	return n
+}
+
+// TestBillingUpgradesTrialKeyInPlace is the spec's transition: a trial key that used its quota gets
+// 402, opens a checkout, the processor's signed webhook upgrades the same key and account, and the
+// key scores again at once with the paid plan's limits while its month's usage keeps counting.
+func TestBillingUpgradesTrialKeyInPlace(t *testing.T) {
+	t.Parallel()
+	s, peer := startBilling(t)
+	trial := s.call("POST", "/v1/keys/trial", nil, nil).obj(t)
+	key, keyID, accountID := trial["api_key"].(string), trial["key_id"].(string), trial["account_id"].(string)
+
+	month := time.Now().UTC().Format("2006-01")
+	if _, err := s.pool.Exec(context.Background(), `INSERT INTO usage_counters (key_id, period, calls) VALUES ($1, $2, 1000)`, keyID, month); err != nil {
+		t.Fatal(err)
+	}
+	r := score(s, key)
+	if r.status != 402 {
+		t.Fatalf("trial key past its quota: %d %s, want 402", r.status, r.body)
+	}
+	upgradeURL := r.obj(t)["upgrade_url"].(string)
+	if !strings.HasSuffix(upgradeURL, "/v1/billing/checkout-session") {
+		t.Fatalf("upgrade_url %q", upgradeURL)
+	}
+
+	// Checkout: the trial key as bearer, no body.
+	if r := s.call("POST", "/v1/billing/checkout-session", nil, nil); r.status != 401 {
+		t.Fatalf("checkout without bearer: %d %s, want 401", r.status, r.body)
+	}
+	r = s.call("POST", "/v1/billing/checkout-session", nil, bearer(key))
+	co := r.obj(t)
+	if r.status != 201 || co["checkout_session_id"] != "cs_test_1" || co["url"] != "https://checkout.stripe.test/c/pay/cs_test_1" ||
+		co["account_id"] != accountID || co["key_id"] != keyID || co["plan"] != "trial" || co["target_plan"] != "paid" || co["expires_at"] == nil {
+		t.Fatalf("checkout session: %d %s", r.status, r.body)
+	}
+	form, auth := peer.last(t)
+	if auth != "Bearer "+stripeSecretKey {
+		t.Errorf("stripe-go sent Authorization %q, want the secret key as bearer", auth)
+	}
+	for field, want := range map[string]string{
+		"mode": "subscription", "client_reference_id": accountID, "metadata[account_id]": accountID, "metadata[key_id]": keyID,
+		"subscription_data[metadata][account_id]": accountID, "line_items[0][price]": stripePriceID,
+	} {
+		if got := form.Get(field); got != want {
+			t.Errorf("checkout form %s: got %q, want %q", field, got, want)
+		}
+	}
+	if !strings.Contains(form.Get("success_url"), "/v1/billing/checkout/return?result=success") {
+		t.Errorf("success_url %q", form.Get("success_url"))
+	}
+
+	// The processor confirms: the same key moves to paid.
+	completed := stripeEvent("evt_checkout_1", "checkout.session.completed", time.Now(), checkoutCompleted(accountID, "sub_test_1", "Buyer@Example.com"))
+	r = s.deliver(completed, stripeWebhookSecret, time.Now())
+	if r.status != 200 || r.obj(t)["outcome"] != "upgraded" || r.obj(t)["event_id"] != "evt_checkout_1" {
+		t.Fatalf("checkout.session.completed: %d %s, want 200 upgraded", r.status, r.body)
+	}
+	// No wait: this replica forgot the key's cached plan.
+	if r := score(s, key); r.status != 200 {
+		t.Fatalf("the same key after the upgrade: %d %s, want 200", r.status, r.body)
+	}
+	lim := s.call("GET", "/v1/limits", nil, bearer(key)).obj(t)
+	if lim["plan"] != "paid" || lim["hard_quota"] != false || lim["requests_per_second"] != 50.0 || lim["max_in_flight"] != 16.0 {
+		t.Fatalf("limits after the upgrade: %v", lim)
+	}
+	// Paid rate: more than the trial's burst of 5 in a row.
+	for i := range 8 {
+		if r := score(s, key); r.status != 200 {
+			t.Fatalf("paid call %d: %d %s", i, r.status, r.body)
+		}
+	}
+	use := s.call("GET", "/v1/usage", nil, bearer(key)).obj(t)
+	if use["billable_calls"] != 1009.0 || use["overage_calls"] != 9.0 || use["plan"] != "paid" {
+		t.Fatalf("usage after the upgrade: %v, want the trial's 1,000 calls plus 9 (overage 9)", use)
+	}
+
+	// A redelivery of the same event changes nothing.
+	r = s.deliver(completed, stripeWebhookSecret, time.Now())
+	if r.status != 200 || r.obj(t)["outcome"] != "duplicate" {
+		t.Fatalf("replayed event: %d %s, want 200 duplicate", r.status, r.body)
+	}
+	if n := s.count(`SELECT count(*) FROM billing_events WHERE event_id = 'evt_checkout_1'`); n != 1 {
+		t.Fatalf("evt_checkout_1 stored %d times", n)
+	}
+
+	// The paid key may not open another checkout for itself.
+	if r := s.call("POST", "/v1/billing/checkout-session", nil, bearer(key)); r.status != 403 {
+		t.Fatalf("checkout with a paid key: %d %s, want 403", r.status, r.body)
+	} else if d, _ := r.obj(t)["detail"].(string); !strings.Contains(d, "paid plan") {
+		t.Fatalf("403 detail %q", d)
+	}
+
+	// Subscription and invoices: renewal date and payment results.
+	periodEnd := time.Now().AddDate(0, 1, 0).UTC().Truncate(time.Second)
+	t0 := time.Now().Add(-time.Minute)
+	for _, ev := range []struct {
+		id, typ string
+		at      time.Time
+		object  map[string]any
+		outcome string
+	}{
+		{"evt_sub_1", "customer.subscription.updated", t0, subscription("sub_test_1", accountID, "active", periodEnd), "recorded"},
+		{"evt_inv_1", "invoice.payment_failed", t0.Add(time.Second), invoice("in_test_1", "sub_test_1", accountID), "recorded"},
+		{"evt_inv_2", "invoice.paid", t0.Add(2 * time.Second), invoice("in_test_2", "sub_test_1", accountID), "recorded"},
+		// Delivered late: older than the invoice.paid already applied.
+		{"evt_inv_0", "invoice.payment_failed", t0.Add(-time.Second), invoice("in_test_0", "sub_test_1", accountID), "out_of_order"},
+		{"evt_sub_0", "customer.subscription.updated", t0.Add(-time.Second), subscription("sub_test_1", accountID, "past_due", periodEnd), "out_of_order"},
+	} {
+		r := s.deliver(stripeEvent(ev.id, ev.typ, ev.at, ev.object), stripeWebhookSecret, time.Now())
+		if r.status != 200 || r.obj(t)["outcome"] != ev.outcome {
+			t.Fatalf("%s %s: %d %s, want 200 %s", ev.id, ev.typ, r.status, r.body, ev.outcome)
+		}
+	}
+
+	// Support's view, by the checkout's e-mail (lower-cased), which the anonymous account took.
+	if r := s.call("GET", "/v1/billing/accounts/buyer@example.com/status", nil, nil); r.status != 401 {
+		t.Fatalf("status without admin token: %d %s, want 401", r.status, r.body)
+	}
+	r = s.call("GET", "/v1/billing/accounts/buyer@example.com/status", nil, admin)
+	st := r.obj(t)
+	if r.status != 200 || st["plan"] != "paid" || st["subscription_state"] != "active" || st["last_payment_result"] != "succeeded" ||
+		st["renewal_date"] != periodEnd.Format(time.RFC3339) || st["api_key_status"] != "active" || st["account_id"] != accountID ||
+		st["email"] != "buyer@example.com" || st["customer_id"] != "cus_test_1" || st["subscription_id"] != "sub_test_1" {
+		t.Fatalf("status: %d %s", r.status, r.body)
+	}
+	if ks := st["api_keys"].([]any); len(ks) != 1 || ks[0].(map[string]any)["key_id"] != keyID || ks[0].(map[string]any)["status"] != "active" {
+		t.Fatalf("status api_keys: %v", st["api_keys"])
+	}
+
+	// Cancellation returns the account to trial limits; this month's 1,009 calls are past the quota.
+	r = s.deliver(stripeEvent("evt_sub_2", "customer.subscription.deleted", time.Now(), subscription("sub_test_1", accountID, "canceled", periodEnd)), stripeWebhookSecret, time.Now())
+	if r.status != 200 || r.obj(t)["outcome"] != "downgraded" {
+		t.Fatalf("customer.subscription.deleted: %d %s, want 200 downgraded", r.status, r.body)
+	}
+	if r := score(s, key); r.status != 402 {
+		t.Fatalf("after cancellation: %d %s, want 402", r.status, r.body)
+	}
+	st = s.call("GET", "/v1/billing/accounts/buyer@example.com/status", nil, admin).obj(t)
+	if st["plan"] != "trial" || st["subscription_state"] != "canceled" {
+		t.Fatalf("status after cancellation: %v", st)
+	}
+	// A late update of the canceled subscription does not revive the plan.
+	r = s.deliver(stripeEvent("evt_sub_3", "customer.subscription.updated", time.Now().Add(time.Second), subscription("sub_test_1", accountID, "active", periodEnd)), stripeWebhookSecret, time.Now())
+	if r.status != 200 || r.obj(t)["outcome"] != "out_of_order" {
+		t.Fatalf("update after deletion: %d %s, want 200 out_of_order", r.status, r.body)
+	}
+}
+
+func TestBillingWebhookRefusesWhatItCannotTrust(t *testing.T) {
+	t.Parallel()
+	s, _ := startBilling(t)
+	trial := s.call("POST", "/v1/keys/trial", nil, nil).obj(t)
+	accountID := trial["account_id"].(string)
+	completed := stripeEvent("evt_w_1", "checkout.session.completed", time.Now(), checkoutCompleted(accountID, "sub_w_1", "w@example.com"))
+
+	cases := []struct {
+		name   string
+		send   func() reply
+		status int
+		detail string
+	}{
+		{"no signature", func() reply { return s.post("/v1/billing/webhook", completed, nil) }, 400, "Invalid webhook signature"},
+		{"another secret", func() reply { return s.deliver(completed, "whsec_someone_else", time.Now()) }, 400, "Invalid webhook signature"},
+		{"body changed after signing", func() reply {
+			signed := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: completed, Secret: stripeWebhookSecret})
+			tampered := []byte(strings.Replace(string(completed), `"paid"`, `"unpaid"`, 1))
+			return s.post("/v1/billing/webhook", tampered, map[string]string{"Stripe-Signature": signed.Header})
+		}, 400, "Invalid webhook signature"},
+		{"stale timestamp", func() reply { return s.deliver(completed, stripeWebhookSecret, time.Now().Add(-10*time.Minute)) }, 400, "tolerance"},
+		{"not an event", func() reply { return s.deliver([]byte(`{"object":"charge"}`), stripeWebhookSecret, time.Now()) }, 400, "Unreadable webhook event"},
+		{"another API version", func() reply {
+			var m map[string]any
+			_ = json.Unmarshal(completed, &m)
+			m["api_version"] = "2020-08-27"
+			b, _ := json.Marshal(m)
+			return s.deliver(b, stripeWebhookSecret, time.Now())
+		}, 400, stripe.APIVersion},
+	}
+	for _, c := range cases {
+		r := c.send()
+		if r.status != c.status || !strings.Contains(r.obj(t)["detail"].(string), c.detail) {
+			t.Errorf("%s: %d %s, want %d with a detail naming %q", c.name, r.status, r.body, c.status, c.detail)
+		}
+	}
+	if n := s.count(`SELECT count(*) FROM billing_events`); n != 0 {
+		t.Fatalf("refused deliveries stored %d events", n)
+	}
+	if n := s.count(`SELECT count(*) FROM accounts WHERE id = $1 AND plan = 'trial'`, accountID); n != 1 {
+		t.Fatal("a refused delivery changed the plan")
+	}
+
+	// Event types the service does not act on are acknowledged and not stored.
+	r := s.deliver(stripeEvent("evt_w_2", "charge.refunded", time.Now(), map[string]any{"id": "ch_1", "object": "charge"}), stripeWebhookSecret, time.Now())
+	if r.status != 200 || r.obj(t)["outcome"] != "ignored" {
+		t.Fatalf("unknown event type: %d %s, want 200 ignored", r.status, r.body)
+	}
+	// An event about no account of ours is recorded once and changes nothing.
+	stranger := stripeEvent("evt_w_3", "checkout.session.completed", time.Now(), map[string]any{
+		"id": "cs_x", "object": "checkout.session", "status": "complete", "payment_status": "paid", "customer": "cus_unknown",
+	})
+	for _, want := range []string{"unknown_account", "duplicate"} {
+		if r := s.deliver(stranger, stripeWebhookSecret, time.Now()); r.status != 200 || r.obj(t)["outcome"] != want {
+			t.Fatalf("event of an unknown account: %d %s, want 200 %s", r.status, r.body, want)
+		}
+	}
+	// An asynchronous payment completes the checkout unpaid: no upgrade until invoice.paid.
+	unpaid := checkoutCompleted(accountID, "sub_w_1", "w@example.com")
+	unpaid["payment_status"] = "unpaid"
+	if r := s.deliver(stripeEvent("evt_w_4", "checkout.session.completed", time.Now(), unpaid), stripeWebhookSecret, time.Now()); r.obj(t)["outcome"] != "recorded" {
+		t.Fatalf("unpaid checkout: %d %s, want recorded", r.status, r.body)
+	}
+	if r := s.deliver(stripeEvent("evt_w_5", "invoice.paid", time.Now(), invoice("in_w_1", "sub_w_1", accountID)), stripeWebhookSecret, time.Now()); r.obj(t)["outcome"] != "upgraded" {
+		t.Fatalf("invoice.paid after an unpaid checkout: %d %s, want upgraded", r.status, r.body)
+	}
+}
+
+// TestBillingConcurrentDeliveriesApplyOnce sends one event eight times at once, as a retrying
+// processor and a slow first delivery can: exactly one applies.
+func TestBillingConcurrentDeliveriesApplyOnce(t *testing.T) {
+	t.Parallel()
+	s, _ := startBilling(t)
+	accountID := s.call("POST", "/v1/keys/trial", nil, nil).obj(t)["account_id"].(string)
+	ev := stripeEvent("evt_c_1", "checkout.session.completed", time.Now(), checkoutCompleted(accountID, "sub_c_1", "c@example.com"))
+	outcomes := make([]string, 8)
+	var wg sync.WaitGroup
+	for i := range outcomes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			signed := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: ev, Secret: stripeWebhookSecret})
+			req, _ := http.NewRequest(http.MethodPost, s.base+"/v1/billing/webhook", strings.NewReader(string(ev)))
+			req.Header.Set("Stripe-Signature", signed.Header)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				outcomes[i] = err.Error()
+				return
+			}
+			defer resp.Body.Close()
+			var body map[string]any
+			_ = json.NewDecoder(resp.Body).Decode(&body)
+			outcomes[i] = fmt.Sprintf("%d %v", resp.StatusCode, body["outcome"])
+		}()
+	}
+	wg.Wait()
+	upgraded, duplicate := 0, 0
+	for _, o := range outcomes {
+		switch o {
+		case "200 upgraded":
+			upgraded++
+		case "200 duplicate":
+			duplicate++
+		}
+	}
+	if upgraded != 1 || duplicate != len(outcomes)-1 {
+		t.Fatalf("8 concurrent deliveries: %v, want one upgraded and 7 duplicates", outcomes)
+	}
+}
+
+func TestBillingAdminCheckoutAndStatus(t *testing.T) {
+	t.Parallel()
+	s, peer := startBilling(t)
+	issued := s.call("POST", "/v1/apikeys/issue", map[string]any{"plan": "trial", "email": "Clinic@Example.com"}, admin).obj(t)
+	paid := s.call("POST", "/v1/apikeys/issue", map[string]any{"plan": "paid", "email": "paid@example.com"}, admin).obj(t)
+	trialKeyID := s.call("POST", "/v1/keys/trial", nil, nil).obj(t)["key_id"].(string)
+
+	const path = "/v1/billing/checkout/session"
+	if r := s.call("POST", path, map[string]any{"email": "clinic@example.com"}, bearer(issued["api_key"].(string))); r.status != 401 {
+		t.Fatalf("admin checkout with a bearer key: %d %s, want 401", r.status, r.body)
+	}
+	r := s.call("POST", path, map[string]any{"email": "clinic@example.com"}, admin)
+	co := r.obj(t)
+	if r.status != 201 || co["account_id"] != issued["account_id"] || co["email"] != "clinic@example.com" || co["url"] == "" {
+		t.Fatalf("admin checkout by e-mail: %d %s", r.status, r.body)
+	}
+	if form, _ := peer.last(t); form.Get("customer_email") != "clinic@example.com" || form.Get("client_reference_id") != issued["account_id"] {
+		t.Fatalf("checkout form by e-mail: %v", form)
+	}
+	r = s.call("POST", path, map[string]any{"key_id": trialKeyID}, admin)
+	if r.status != 201 || r.obj(t)["key_id"] != trialKeyID {
+		t.Fatalf("admin checkout by key id: %d %s", r.status, r.body)
+	}
+
+	for _, c := range []struct {
+		name   string
+		body   map[string]any
+		status int
+	}{
+		{"both", map[string]any{"email": "clinic@example.com", "key_id": trialKeyID}, 422},
+		{"neither", map[string]any{}, 422},
+		{"not an e-mail", map[string]any{"email": "clinic"}, 422},
+		{"not a key id", map[string]any{"key_id": "trial_abc"}, 422},
+		{"unknown e-mail", map[string]any{"email": "nobody@example.com"}, 404},
+		{"unknown key", map[string]any{"key_id": "0190f1c2-0000-7000-8000-000000000000"}, 404},
+		{"paid account", map[string]any{"email": "paid@example.com"}, 409},
+	} {
+		r := s.call("POST", path, c.body, admin)
+		if d, ok := r.obj(t)["detail"].(string); r.status != c.status || !ok || d == "" {
+			t.Errorf("%s: %d %s, want %d with a string detail", c.name, r.status, r.body, c.status)
+		}
+	}
+
+	// Status before any payment.
+	r = s.call("GET", "/v1/billing/accounts/clinic@example.com/status", nil, admin)
+	st := r.obj(t)
+	if r.status != 200 || st["plan"] != "trial" || st["subscription_state"] != "none" || st["last_payment_result"] != "none" ||
+		st["api_key_status"] != "active" || st["renewal_date"] != nil {
+		t.Fatalf("status before payment: %d %s", r.status, r.body)
+	}
+	st = s.call("GET", "/v1/billing/accounts/paid%40example.com/status", nil, admin).obj(t)
+	if st["plan"] != "paid" || st["account_id"] != paid["account_id"] {
+		t.Fatalf("status of the paid account: %v", st)
+	}
+	if r := s.call("GET", "/v1/billing/accounts/nobody@example.com/status", nil, admin); r.status != 404 {
+		t.Fatalf("status of an unknown e-mail: %d %s, want 404", r.status, r.body)
+	}
+}
+
+func TestBillingNotConfigured(t *testing.T) {
+	t.Parallel()
+	s := startService(t, nil)
+	key := s.trialKey()
+	r := s.call("POST", "/v1/billing/checkout-session", nil, bearer(key))
+	if d, _ := r.obj(t)["detail"].(string); r.status != 503 || !strings.Contains(d, "not configured") {
+		t.Fatalf("checkout without Stripe settings: %d %s, want 503", r.status, r.body)
+	}
+	if r := s.call("POST", "/v1/billing/checkout/session", map[string]any{"email": "a@example.com"}, admin); r.status != 503 {
+		t.Fatalf("admin checkout without Stripe settings: %d %s, want 503", r.status, r.body)
+	}
+	if r := s.deliver([]byte(`{}`), stripeWebhookSecret, time.Now()); r.status != 503 {
+		t.Fatalf("webhook without Stripe settings: %d %s, want 503", r.status, r.body)
+	}
+	if r := s.call("GET", "/v1/billing/checkout/return?result=success", nil, nil); r.status != 200 || r.obj(t)["status"] != "complete" {
+		t.Fatalf("checkout return page: %d %s", r.status, r.body)
+	}
+}
+
+func TestBillingSettings(t *testing.T) {
+	t.Parallel()
+	base := map[string]string{"SCORING_DATABASE_URL": "postgres://localhost/scoring", "SCORING_ADMIN_TOKEN": adminToken}
+	for _, c := range []struct {
+		name  string
+		env   map[string]string
+		wants []string // variables the error names; none for a valid configuration
+	}{
+		{"none", nil, nil},
+		{"all three", map[string]string{"SCORING_STRIPE_SECRET_KEY": "sk_live_x", "SCORING_STRIPE_WEBHOOK_SECRET": "whsec_x", "SCORING_STRIPE_PRICE_ID": "price_x"}, nil},
+		{"restricted key and a local peer", map[string]string{"SCORING_STRIPE_SECRET_KEY": "rk_test_x", "SCORING_STRIPE_WEBHOOK_SECRET": "whsec_x",
+			"SCORING_STRIPE_PRICE_ID": "price_x", "SCORING_STRIPE_API_BASE": "http://127.0.0.1:12111"}, nil},
+		{"key alone", map[string]string{"SCORING_STRIPE_SECRET_KEY": "sk_test_x"}, []string{"SCORING_STRIPE_WEBHOOK_SECRET", "SCORING_STRIPE_PRICE_ID"}},
+		{"wrong forms", map[string]string{"SCORING_STRIPE_SECRET_KEY": "pk_test_x", "SCORING_STRIPE_WEBHOOK_SECRET": "secret", "SCORING_STRIPE_PRICE_ID": "prod_x"},
+			[]string{"SCORING_STRIPE_SECRET_KEY", "SCORING_STRIPE_WEBHOOK_SECRET", "SCORING_STRIPE_PRICE_ID"}},
+		{"bad URLs", map[string]string{"SCORING_STRIPE_API_BASE": "api.stripe.com", "SCORING_STRIPE_SUCCESS_URL": "ftp://x/y"},
+			[]string{"SCORING_STRIPE_API_BASE", "SCORING_STRIPE_SUCCESS_URL"}},
+	} {
+		env := map[string]string{}
+		for k, v := range base {
+			env[k] = v
+		}
+		for k, v := range c.env {
+			env[k] = v
+		}
+		_, err := app.LoadConfig(func(k string) string { return env[k] })
+		if len(c.wants) == 0 {
+			if err != nil {
+				t.Errorf("%s: %v, want a valid configuration", c.name, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%s: accepted, want an error naming %v", c.name, c.wants)
+			continue
+		}
+		for _, v := range c.wants {
+			if !strings.Contains(err.Error(), v+":") {
+				t.Errorf("%s: error %q does not name %s", c.name, err, v)
+			}
+		}
+		for _, secret := range []string{"sk_test_x", "pk_test_x", "whsec_x"} {
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("%s: error %q shows a secret", c.name, err)
+			}
+		}
+	}
+}

@@ -1,0 +1,173 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/trustlayer/trustlayer/pkg/apierror"
+	"github.com/trustlayer/trustlayer/pkg/gateway"
+	scoringv1 "github.com/trustlayer/trustlayer/proto/scoring/v1"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/billing"
+)
+
+// Billing implements scoring.v1.BillingService.
+type Billing struct {
+	scoringv1.UnimplementedBillingServiceServer
+	billing *billing.Service
+}
+
+// NewBilling returns the service.
+func NewBilling(b *billing.Service) *Billing { return &Billing{billing: b} }
+
+// CreateCheckoutSession is POST /v1/billing/checkout-session (201): the bearer, a trial key, asks to
+// upgrade its own account.
+func (b *Billing) CreateCheckoutSession(ctx context.Context, _ *scoringv1.CreateCheckoutSessionRequest) (*scoringv1.CreateCheckoutSessionResponse, error) {
+	sess, err := b.billing.CheckoutForKey(ctx, callerFrom(ctx))
+	if err != nil {
+		return nil, toAPI(err, "")
+	}
+	_ = gateway.SetHTTPStatus(ctx, http.StatusCreated)
+	return &scoringv1.CreateCheckoutSessionResponse{CheckoutSession: sessionToProto(sess)}, nil
+}
+
+// CreateAdminCheckoutSession is POST /v1/billing/checkout/session (201, admin).
+func (b *Billing) CreateAdminCheckoutSession(ctx context.Context, req *scoringv1.CreateAdminCheckoutSessionRequest) (*scoringv1.CreateAdminCheckoutSessionResponse, error) {
+	sess, err := b.billing.CheckoutForAccount(ctx, billing.Selector{Email: req.GetEmail(), KeyID: req.GetKeyId()})
+	if err != nil {
+		return nil, toAPI(err, "")
+	}
+	_ = gateway.SetHTTPStatus(ctx, http.StatusCreated)
+	return &scoringv1.CreateAdminCheckoutSessionResponse{CheckoutSession: sessionToProto(sess)}, nil
+}
+
+// GetBillingAccountStatus is GET /v1/billing/accounts/{email}/status (admin).
+func (b *Billing) GetBillingAccountStatus(ctx context.Context, req *scoringv1.GetBillingAccountStatusRequest) (*scoringv1.GetBillingAccountStatusResponse, error) {
+	st, err := b.billing.AccountStatus(ctx, req.GetEmail())
+	if err != nil {
+		return nil, toAPI(err, "")
+	}
+	out := &scoringv1.BillingAccountStatus{
+		Email: st.Email, AccountId: st.ID, Plan: st.Plan, SubscriptionState: st.SubscriptionState(),
+		RenewalDate: optionalTime(st.CurrentPeriodEnd), CancelAtPeriodEnd: st.CancelAtPeriodEnd,
+		LastPaymentResult: st.LastPaymentResult, LastPaymentAt: optionalTime(st.LastPaymentAt),
+		CustomerId: st.CustomerID, SubscriptionId: st.SubscriptionID, ApiKeyStatus: st.KeyStatus(),
+		ApiKeys: make([]*scoringv1.BillingAccountKey, 0, len(st.Keys)),
+	}
+	if out.Email == "" {
+		out.Email = st.CustomerEmail
+	}
+	if out.LastPaymentResult == "" {
+		out.LastPaymentResult = "none"
+	}
+	for _, k := range st.Keys {
+		status := "active"
+		if k.RevokedAt != nil {
+			status = "revoked"
+		}
+		out.ApiKeys = append(out.ApiKeys, &scoringv1.BillingAccountKey{
+			KeyId: k.ID, KeyPrefix: k.Prefix, Kind: k.Kind, Name: k.Name, Status: status,
+			CreatedAt: timestamppb.New(k.CreatedAt), RevokedAt: optionalTime(k.RevokedAt),
+		})
+	}
+	return &scoringv1.GetBillingAccountStatusResponse{Status: out}, nil
+}
+
+func sessionToProto(s billing.Session) *scoringv1.CheckoutSession {
+	return &scoringv1.CheckoutSession{
+		CheckoutSessionId: s.ID, Url: s.URL, ExpiresAt: timestamppb.New(s.ExpiresAt), AccountId: s.AccountID,
+		KeyId: s.KeyID, KeyPrefix: s.KeyPrefix, Email: s.Email, Plan: s.Plan, TargetPlan: billing.PlanPaid,
+	}
+}
+
+// maxWebhookBody bounds a webhook delivery. Stripe's events are a few kilobytes (a subscription with
+// its items is the largest we handle); 1 MiB leaves room without letting a caller hold memory.
+const maxWebhookBody = 1 << 20
+
+// BillingWebhook is POST /v1/billing/webhook, the payment processor's webhook. It is a plain handler,
+// not a gateway route, because the signature covers the raw body byte for byte; the signature is its
+// only authentication. Answers: 200 {received, event_id, outcome} for an applied, duplicate or
+// ignored event (the processor stops retrying); 400 for a bad or stale signature or an unreadable
+// event; 503 when billing is not configured; 500 when the database failed (the processor retries).
+func BillingWebhook(b *billing.Service, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		payload, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				gateway.WriteJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"detail": "Webhook body too large"})
+				return
+			}
+			gateway.WriteJSON(w, http.StatusBadRequest, map[string]any{"detail": "Could not read the webhook body"})
+			return
+		}
+		applied, err := b.HandleWebhook(r.Context(), payload, r.Header.Get("Stripe-Signature"))
+		if err != nil {
+			var ae *apierror.Error
+			if errors.As(billingError(err), &ae) {
+				log.WarnContext(r.Context(), "billing: webhook refused", "status", ae.Status, "reason", err.Error())
+				gateway.WriteJSON(w, ae.Status, ae.Body)
+				return
+			}
+			if r.Context().Err() == nil {
+				log.ErrorContext(r.Context(), "billing: webhook failed", "error", err)
+			}
+			gateway.WriteJSON(w, http.StatusInternalServerError, map[string]any{"detail": "Internal Server Error"})
+			return
+		}
+		gateway.WriteJSON(w, http.StatusOK, map[string]any{"received": true, "event_id": applied.EventID, "outcome": string(applied.Outcome)})
+	})
+}
+
+// CheckoutReturn is GET /v1/billing/checkout/return, where the hosted checkout sends the customer
+// back when no SCORING_STRIPE_SUCCESS_URL / CANCEL_URL is set. It says what happens next; it changes
+// nothing (the webhook upgrades the account).
+func CheckoutReturn() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("result") == "success" {
+			gateway.WriteJSON(w, http.StatusOK, map[string]any{"status": "complete",
+				"detail": "Payment received: the same API key moves to the paid plan within seconds of the processor's confirmation"})
+			return
+		}
+		gateway.WriteJSON(w, http.StatusOK, map[string]any{"status": "cancelled",
+			"detail": "Checkout cancelled: the key stays on the trial plan; POST /v1/billing/checkout-session opens a new checkout"})
+	})
+}
+
+// billingError maps billing's errors to their statuses, or returns nil for an error of another kind.
+func billingError(err error) error {
+	switch {
+	case errors.Is(err, billing.ErrNotConfigured):
+		return apierror.New(http.StatusServiceUnavailable, "Billing is not configured on this deployment (no payment processor settings); contact the operator")
+	case errors.Is(err, billing.ErrProcessor):
+		return apierror.New(http.StatusBadGateway, "The payment processor could not open a checkout session; try again later")
+	case errors.Is(err, billing.ErrKeyNotTrial):
+		return apierror.New(http.StatusForbidden, message(err, billing.ErrKeyNotTrial)+": checkout upgrades trial keys only")
+	case errors.Is(err, billing.ErrNotTrial):
+		return apierror.New(http.StatusConflict, "The account "+message(err, billing.ErrNotTrial)+"; checkout upgrades trial accounts only")
+	case errors.Is(err, billing.ErrNotFound):
+		return apierror.New(http.StatusNotFound, message(err, billing.ErrNotFound))
+	case errors.Is(err, billing.ErrInvalid):
+		return apierror.New(http.StatusUnprocessableEntity, message(err, billing.ErrInvalid))
+	case errors.Is(err, billing.ErrSignature):
+		return apierror.New(http.StatusBadRequest, "Invalid webhook signature")
+	case errors.Is(err, billing.ErrStale):
+		return apierror.New(http.StatusBadRequest, "Webhook timestamp is outside the tolerance (a replayed or delayed delivery)")
+	case errors.Is(err, billing.ErrInvalidEvent):
+		return apierror.New(http.StatusBadRequest, "Unreadable webhook event: "+message(err, billing.ErrInvalidEvent))
+	}
+	return nil
+}
+
+// optionalTime is a timestamp, or nil (absent from the JSON) for no time.
+func optionalTime(t *time.Time) *timestamppb.Timestamp {
+	if t == nil {
+		return nil
+	}
+	return timestamppb.New(*t)
+}

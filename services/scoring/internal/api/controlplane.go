@@ -1,0 +1,289 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/trustlayer/trustlayer/pkg/apierror"
+	"github.com/trustlayer/trustlayer/pkg/auth"
+	"github.com/trustlayer/trustlayer/pkg/gateway"
+	scoringv1 "github.com/trustlayer/trustlayer/proto/scoring/v1"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/controlplane"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/keys"
+)
+
+// ControlPlane implements scoring.v1.ControlPlaneService.
+type ControlPlane struct {
+	scoringv1.UnimplementedControlPlaneServiceServer
+	cp *controlplane.Service
+	// proxyHops is how many trusted proxies in front of the service append to X-Forwarded-For.
+	proxyHops int
+}
+
+// NewControlPlane returns the service. trustedProxyHops is the number of proxies (load balancer,
+// ingress) in front of the service that append the client address to X-Forwarded-For; 0 trusts no
+// forwarded address and throttles by the connection's own address.
+func NewControlPlane(cp *controlplane.Service, trustedProxyHops int) *ControlPlane {
+	return &ControlPlane{cp: cp, proxyHops: trustedProxyHops}
+}
+
+// Control-plane error bodies.
+var (
+	errSessionMissing = apierror.New(http.StatusUnauthorized, "Missing workspace session (Authorization: Bearer <session_token> from /v1/control-plane/auth/login)")
+	errSessionInvalid = apierror.New(http.StatusUnauthorized, "Invalid or expired workspace session")
+)
+
+type sessionKey struct{}
+
+// sessionFrom returns the workspace session of a workspace method's context.
+func sessionFrom(ctx context.Context) controlplane.Session {
+	s, _ := ctx.Value(sessionKey{}).(controlplane.Session)
+	return s
+}
+
+// SessionAuthenticator checks workspace session tokens (controlplane.Service has it).
+type SessionAuthenticator interface {
+	Authenticate(ctx context.Context, token string) (controlplane.Session, error)
+}
+
+// AuthOption configures Authenticate.
+type AuthOption func(*authOptions)
+
+type authOptions struct {
+	sessions SessionAuthenticator
+}
+
+// WithSessions lets Authenticate admit workspace methods with a workspace session; without it they
+// answer 401.
+func WithSessions(s SessionAuthenticator) AuthOption {
+	return func(o *authOptions) { o.sessions = s }
+}
+
+// workspaceSession authenticates the session token of md (Authorization: Bearer) and returns ctx
+// carrying the session. API keys are not sessions: a key cannot manage keys.
+func workspaceSession(ctx context.Context, sessions SessionAuthenticator, md metadata.MD) (context.Context, error) {
+	var token string
+	if v := md.Get("authorization"); len(v) == 1 {
+		token = auth.BearerToken(v[0])
+	}
+	if token == "" {
+		return nil, errSessionMissing
+	}
+	if sessions == nil {
+		return nil, errSessionInvalid
+	}
+	sess, err := sessions.Authenticate(ctx, token)
+	if errors.Is(err, controlplane.ErrUnauthenticated) {
+		return nil, errSessionInvalid
+	}
+	if err != nil {
+		return nil, err
+	}
+	return context.WithValue(ctx, sessionKey{}, sess), nil
+}
+
+// Signup is POST /v1/control-plane/auth/signup: 201 with a session for a new workspace, 200 when the
+// e-mail and password are those of an existing workspace (a repeated signup logs in).
+func (c *ControlPlane) Signup(ctx context.Context, req *scoringv1.SignupRequest) (*scoringv1.SignupResponse, error) {
+	o, err := c.cp.Signup(ctx, controlplane.Credentials{Email: req.GetEmail(), Password: req.GetPassword(), ClientIP: c.clientIP(ctx)}, req.GetWorkspaceName())
+	if err != nil {
+		return nil, controlPlaneError(ctx, err)
+	}
+	if o.Created {
+		_ = gateway.SetHTTPStatus(ctx, http.StatusCreated)
+	}
+	return &scoringv1.SignupResponse{Session: c.sessionToProto(o)}, nil
+}
+
+// Login is POST /v1/control-plane/auth/login.
+func (c *ControlPlane) Login(ctx context.Context, req *scoringv1.LoginRequest) (*scoringv1.LoginResponse, error) {
+	o, err := c.cp.Login(ctx, controlplane.Credentials{Email: req.GetEmail(), Password: req.GetPassword(), ClientIP: c.clientIP(ctx)})
+	if err != nil {
+		return nil, controlPlaneError(ctx, err)
+	}
+	return &scoringv1.LoginResponse{Session: c.sessionToProto(o)}, nil
+}
+
+// Logout is POST /v1/control-plane/auth/logout (204).
+func (c *ControlPlane) Logout(ctx context.Context, _ *scoringv1.LogoutRequest) (*scoringv1.LogoutResponse, error) {
+	if err := c.cp.Logout(ctx, sessionFrom(ctx)); err != nil {
+		return nil, controlPlaneError(ctx, err)
+	}
+	_ = gateway.SetHTTPStatus(ctx, http.StatusNoContent)
+	return &scoringv1.LogoutResponse{}, nil
+}
+
+// GetWorkspace is GET /v1/control-plane/workspace.
+func (c *ControlPlane) GetWorkspace(ctx context.Context, _ *scoringv1.GetWorkspaceRequest) (*scoringv1.GetWorkspaceResponse, error) {
+	return &scoringv1.GetWorkspaceResponse{Workspace: workspaceToProto(sessionFrom(ctx).Workspace)}, nil
+}
+
+// UpdateWorkspace is POST /v1/control-plane/workspace (rename).
+func (c *ControlPlane) UpdateWorkspace(ctx context.Context, req *scoringv1.UpdateWorkspaceRequest) (*scoringv1.UpdateWorkspaceResponse, error) {
+	w, err := c.cp.Rename(ctx, sessionFrom(ctx), req.GetWorkspaceName())
+	if err != nil {
+		return nil, controlPlaneError(ctx, err)
+	}
+	return &scoringv1.UpdateWorkspaceResponse{Workspace: workspaceToProto(w)}, nil
+}
+
+// CreateWorkspaceApiKey is POST /v1/control-plane/workspace/api-keys (201).
+func (c *ControlPlane) CreateWorkspaceApiKey(ctx context.Context, req *scoringv1.CreateWorkspaceApiKeyRequest) (*scoringv1.CreateWorkspaceApiKeyResponse, error) {
+	created, err := c.cp.CreateKey(ctx, sessionFrom(ctx), req.GetName(), req.GetDelivery())
+	if err != nil {
+		return nil, controlPlaneError(ctx, err)
+	}
+	out := &scoringv1.CreatedWorkspaceKey{
+		Id: created.ID, Prefix: created.Prefix, Name: created.Name, Plan: created.Plan,
+		CreatedAt: timestamppb.New(created.CreatedAt), Delivery: created.Delivery,
+	}
+	if created.Secret != "" {
+		out.Key = proto.String(created.Secret)
+	}
+	if created.SetupURL != "" {
+		out.SetupUrl = proto.String(created.SetupURL)
+		out.SetupExpiresAt = timestamppb.New(created.SetupExpiresAt)
+	}
+	_ = gateway.SetHTTPStatus(ctx, http.StatusCreated)
+	return &scoringv1.CreateWorkspaceApiKeyResponse{Key: out}, nil
+}
+
+// ListWorkspaceApiKeys is GET /v1/control-plane/workspace/api-keys.
+func (c *ControlPlane) ListWorkspaceApiKeys(ctx context.Context, _ *scoringv1.ListWorkspaceApiKeysRequest) (*scoringv1.ListWorkspaceApiKeysResponse, error) {
+	list, err := c.cp.ListKeys(ctx, sessionFrom(ctx))
+	if err != nil {
+		return nil, controlPlaneError(ctx, err)
+	}
+	out := make([]*scoringv1.WorkspaceApiKey, len(list))
+	for i, k := range list {
+		out[i] = &scoringv1.WorkspaceApiKey{Id: k.ID, Prefix: k.Prefix, Name: k.Name, Status: k.Status, CreatedAt: timestamppb.New(k.CreatedAt)}
+		if k.RevokedAt != nil {
+			out[i].RevokedAt = timestamppb.New(*k.RevokedAt)
+		}
+	}
+	return &scoringv1.ListWorkspaceApiKeysResponse{ApiKeys: out}, nil
+}
+
+// RevokeWorkspaceApiKey is DELETE /v1/control-plane/workspace/api-keys/{key_id} (204).
+func (c *ControlPlane) RevokeWorkspaceApiKey(ctx context.Context, req *scoringv1.RevokeWorkspaceApiKeyRequest) (*scoringv1.RevokeWorkspaceApiKeyResponse, error) {
+	if err := c.cp.RevokeKey(ctx, sessionFrom(ctx), req.GetKeyId()); err != nil {
+		return nil, controlPlaneError(ctx, err)
+	}
+	_ = gateway.SetHTTPStatus(ctx, http.StatusNoContent)
+	return &scoringv1.RevokeWorkspaceApiKeyResponse{}, nil
+}
+
+// GetKeySetup is GET /v1/control-plane/setup?token=...: what the link holds, without using it.
+func (c *ControlPlane) GetKeySetup(ctx context.Context, req *scoringv1.GetKeySetupRequest) (*scoringv1.GetKeySetupResponse, error) {
+	k, expires, err := c.cp.SetupStatus(ctx, req.GetToken())
+	if err != nil {
+		return nil, setupError(ctx, err)
+	}
+	return &scoringv1.GetKeySetupResponse{Setup: &scoringv1.KeySetup{
+		Status: "pending", KeyId: k.ID, Prefix: k.Prefix, Name: k.Name, ExpiresAt: timestamppb.New(expires),
+	}}, nil
+}
+
+// RevealKeySetup is POST /v1/control-plane/setup?token=...: the key, once; 410 afterwards.
+func (c *ControlPlane) RevealKeySetup(ctx context.Context, req *scoringv1.RevealKeySetupRequest) (*scoringv1.RevealKeySetupResponse, error) {
+	k, err := c.cp.RevealSetup(ctx, req.GetToken())
+	if err != nil {
+		return nil, setupError(ctx, err)
+	}
+	return &scoringv1.RevealKeySetupResponse{Key: &scoringv1.RevealedKey{
+		Key: k.Secret, Id: k.ID, Prefix: k.Prefix, Name: k.Name, Plan: k.Plan, CreatedAt: timestamppb.New(k.CreatedAt),
+	}}, nil
+}
+
+func (c *ControlPlane) sessionToProto(o controlplane.Opened) *scoringv1.WorkspaceSession {
+	return &scoringv1.WorkspaceSession{
+		SessionToken: o.Token, TokenType: "Bearer", ExpiresAt: timestamppb.New(o.ExpiresAt),
+		IdleTimeoutSeconds: int32(c.cp.IdleTimeout().Seconds()), Workspace: workspaceToProto(o.Workspace),
+	}
+}
+
+func workspaceToProto(w controlplane.Workspace) *scoringv1.Workspace {
+	return &scoringv1.Workspace{Id: w.ID, Email: w.Email, WorkspaceName: w.Name, Plan: w.Plan, CreatedAt: timestamppb.New(w.CreatedAt)}
+}
+
+// clientIP is the address the sign-in throttle counts a request against: a direct gRPC caller's
+// peer address, or, through the gateway, the X-Forwarded-For entry proxyHops from the end (the
+// gateway appends the connection's address last; entries before the trusted proxies' are the
+// client's to write, so they are never believed). An IPv6 address counts as its /64: one
+// subscriber holds a whole /64.
+func (c *ControlPlane) clientIP(ctx context.Context) string {
+	var raw string
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		if host, _, err := net.SplitHostPort(p.Addr.String()); err == nil {
+			raw = host
+		}
+	} else {
+		md, _ := metadata.FromIncomingContext(ctx)
+		var hops []string
+		for _, v := range md.Get("x-forwarded-for") {
+			hops = append(hops, strings.Split(v, ",")...)
+		}
+		if i := len(hops) - 1 - c.proxyHops; len(hops) > 0 {
+			raw = strings.TrimSpace(hops[max(i, 0)])
+		}
+	}
+	addr, err := netip.ParseAddr(raw)
+	if err != nil {
+		return ""
+	}
+	addr = addr.Unmap()
+	if addr.Is6() {
+		return netip.PrefixFrom(addr, 64).Masked().String()
+	}
+	return addr.String()
+}
+
+// controlPlaneError maps the control plane's errors to their statuses and bodies; others go to toAPI.
+func controlPlaneError(ctx context.Context, err error) error {
+	var throttled *controlplane.ThrottledError
+	switch {
+	case errors.As(err, &throttled):
+		secs := int(math.Ceil(throttled.RetryAfter.Seconds()))
+		_ = grpc.SetHeader(ctx, metadata.Pairs("retry-after", strconv.Itoa(secs)))
+		return &apierror.Error{Status: http.StatusTooManyRequests, Body: map[string]any{
+			"detail":              "Too many failed sign-in attempts; try again later",
+			"retry_after_seconds": secs,
+		}}
+	case errors.Is(err, controlplane.ErrBadCredentials):
+		return apierror.New(http.StatusUnauthorized, "invalid email or password")
+	case errors.Is(err, controlplane.ErrEmailTaken):
+		return apierror.New(http.StatusConflict, "an account with this email already exists; log in with its password")
+	case errors.Is(err, controlplane.ErrInvalid), errors.Is(err, controlplane.ErrWeakPassword):
+		return apierror.New(http.StatusUnprocessableEntity, message(err, controlplane.ErrInvalid, controlplane.ErrWeakPassword))
+	case errors.Is(err, keys.ErrTooMany):
+		return apierror.Newf(http.StatusConflict, "this workspace has %d live API keys; revoke one first", controlplane.MaxActiveKeys)
+	case errors.Is(err, controlplane.ErrNotFound):
+		return apierror.New(http.StatusNotFound, "API key not found in this workspace")
+	case errors.Is(err, controlplane.ErrUnauthenticated):
+		return errSessionInvalid
+	}
+	return toAPI(err, "")
+}
+
+// setupError maps the errors of a setup link: an unknown token is 404, a spent one 410.
+func setupError(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(err, controlplane.ErrGone):
+		return apierror.New(http.StatusGone, message(err, controlplane.ErrGone))
+	case errors.Is(err, controlplane.ErrNotFound):
+		return apierror.New(http.StatusNotFound, "setup link not found")
+	}
+	return controlPlaneError(ctx, err)
+}
