@@ -71,27 +71,80 @@ func Queue(ctx context.Context, b *pgx.Batch, ev Event) (uuid.UUID, error) {
 	return ev.ID, nil
 }
 
-// prepare validates ev, gives it an id when it has none, and adds the current trace context to its
-// headers.
-func prepare(ctx context.Context, ev *Event) ([]any, error) {
-	if ev.Subject == "" {
-		return nil, errors.New("outbox: event without subject")
+// insertEvents writes many events in one statement; WITH ORDINALITY keeps their order in seq, which is
+// the order the relay publishes them in.
+const insertEvents = `INSERT INTO outbox (id, subject, payload, headers)
+SELECT e.id, e.subject, e.payload, e.headers::jsonb
+FROM unnest($1::uuid[], $2::text[], $3::bytea[], $4::text[]) WITH ORDINALITY AS e (id, subject, payload, headers, n)
+ORDER BY e.n`
+
+// QueueAll adds the insert of every event of evs, in one statement, to a batch the caller sends inside
+// its transaction, and returns their ids in order. A use case that fans out into many events (one
+// webhook delivery job per endpoint) sends one statement instead of one per event, which PostgreSQL
+// would parse, plan and execute apart.
+func QueueAll(ctx context.Context, b *pgx.Batch, evs []Event) ([]uuid.UUID, error) {
+	if len(evs) == 0 {
+		return nil, nil
 	}
-	if ev.ID == uuid.Nil {
-		id, err := uuid.NewV7()
+	trace := map[string]string{}
+	otel.GetTextMapPropagator().Inject(ctx, propagation.MapCarrier(trace))
+	ids := make([]uuid.UUID, len(evs))
+	subjects := make([]string, len(evs))
+	payloads := make([][]byte, len(evs))
+	headers := make([]string, len(evs))
+	for i := range evs {
+		ev := evs[i]
+		if err := identify(&ev); err != nil {
+			return nil, err
+		}
+		h, err := encodeHeaders(ev.Headers, trace)
 		if err != nil {
 			return nil, err
 		}
-		ev.ID = id
+		ids[i], subjects[i], payloads[i], headers[i] = ev.ID, ev.Subject, ev.Payload, string(h)
 	}
-	headers := map[string]string{}
-	for k, v := range ev.Headers {
-		headers[k] = v
+	b.Queue(insertEvents, ids, subjects, payloads, headers)
+	return ids, nil
+}
+
+// prepare validates ev, gives it an id when it has none, and adds the current trace context to its
+// headers.
+func prepare(ctx context.Context, ev *Event) ([]any, error) {
+	if err := identify(ev); err != nil {
+		return nil, err
 	}
-	otel.GetTextMapPropagator().Inject(ctx, propagation.MapCarrier(headers))
-	h, err := json.Marshal(headers)
+	trace := map[string]string{}
+	otel.GetTextMapPropagator().Inject(ctx, propagation.MapCarrier(trace))
+	h, err := encodeHeaders(ev.Headers, trace)
 	if err != nil {
 		return nil, err
 	}
 	return []any{ev.ID, ev.Subject, ev.Payload, h}, nil
+}
+
+// identify validates ev and gives it an id when it has none.
+func identify(ev *Event) error {
+	if ev.Subject == "" {
+		return errors.New("outbox: event without subject")
+	}
+	if ev.ID == uuid.Nil {
+		id, err := uuid.NewV7()
+		if err != nil {
+			return err
+		}
+		ev.ID = id
+	}
+	return nil
+}
+
+// encodeHeaders merges an event's own headers with the trace context (which wins) as a JSON object.
+func encodeHeaders(own, trace map[string]string) ([]byte, error) {
+	headers := make(map[string]string, len(own)+len(trace))
+	for k, v := range own {
+		headers[k] = v
+	}
+	for k, v := range trace {
+		headers[k] = v
+	}
+	return json.Marshal(headers)
 }

@@ -2,6 +2,7 @@ package outbox_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -197,5 +199,140 @@ func TestEnqueueRejectsEventWithoutSubject(t *testing.T) {
 	t.Parallel()
 	if _, err := outbox.Enqueue(context.Background(), nil, outbox.Event{}); err == nil {
 		t.Fatal("got nil, want an error")
+	}
+}
+
+// listening waits until the relay's listener has issued LISTEN in the pool's database and returns its
+// backend's process id.
+func listening(t *testing.T, pool *pgxpool.Pool) int {
+	t.Helper()
+	var pid int
+	waitFor(t, "the relay to LISTEN", func() bool {
+		err := pool.QueryRow(context.Background(), `SELECT pid FROM pg_stat_activity
+WHERE datname = current_database() AND query = 'LISTEN `+outbox.Channel+`' AND state = 'idle'`).Scan(&pid)
+		return err == nil
+	})
+	return pid
+}
+
+// TestNotificationWakesTheRelay sets the poll interval to an hour: an event committed after the relay
+// went idle is published only because the commit's notification woke it, on the first listening
+// connection and on the one that replaces it after the database dropped it.
+func TestNotificationWakesTheRelay(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pool := migratedPool(t)
+	b, err := bus.Connect(natstest.URL(), natstest.Namespace(t), "outbox-test", quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	stream, err := b.EnsureStream(ctx, testStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.JS.DeleteStream(context.Background(), b.StreamName(testStream.Name)) })
+	relay := outbox.NewRelay(pool, b.JS, b.Subject, quiet, outbox.WithPollInterval(time.Hour))
+	done := make(chan error, 1)
+	go func() { done <- relay.Run(ctx) }()
+
+	// Two events in a row: the first may ride on the look the relay takes right after LISTEN; the
+	// second can only be relayed by its own notification.
+	relayedOnNotification := func(what string) {
+		t.Helper()
+		var want []string
+		for i := range 2 {
+			want = append(want, enqueue(t, pool, i).String())
+			waitFor(t, what, func() bool {
+				got := streamIDs(t, stream)
+				return len(got) > 0 && got[len(got)-1] == want[i]
+			})
+		}
+	}
+	pid := listening(t, pool)
+	relayedOnNotification("the events to be relayed on their notifications")
+
+	var terminated bool
+	if err := pool.QueryRow(ctx, "SELECT pg_terminate_backend($1)", pid).Scan(&terminated); err != nil || !terminated {
+		t.Fatalf("terminate the listener: got %v %v, want true", terminated, err)
+	}
+	waitFor(t, "the relay to LISTEN again", func() bool { return listening(t, pool) != pid })
+	relayedOnNotification("the events to be relayed after the listener reconnected")
+	if got := len(streamIDs(t, stream)); got != 4 {
+		t.Errorf("stream holds %d messages, want 4", got)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Run: got %v, want context.Canceled", err)
+	}
+}
+
+// TestQueueAllKeepsOrder writes many events in one statement: they are relayed in the order given,
+// each with its own id, and the trace context reaches every one.
+func TestQueueAllKeepsOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := migratedPool(t)
+	b, err := bus.Connect(natstest.URL(), natstest.Namespace(t), "outbox-test", quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	stream, err := b.EnsureStream(ctx, testStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.JS.DeleteStream(context.Background(), b.StreamName(testStream.Name)) })
+
+	var evs []outbox.Event
+	for i := range 250 {
+		evs = append(evs, outbox.Event{Subject: "test.created", Payload: []byte(fmt.Sprintf("event-%d", i)),
+			Headers: map[string]string{"X-Index": fmt.Sprint(i)}})
+	}
+	given := uuid.Must(uuid.NewV7())
+	evs[7].ID = given
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := &pgx.Batch{}
+	ids, err := outbox.QueueAll(ctx, batch, evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != len(evs) || ids[7] != given {
+		t.Fatalf("ids: got %d (8th %s), want %d with the given id %s kept", len(ids), ids[7], len(evs), given)
+	}
+
+	relay := outbox.NewRelay(pool, b.JS, b.Subject, quiet, outbox.WithBatchSize(100))
+	for total := 0; total < len(evs); {
+		n, err := relay.RelayOnce(ctx)
+		if err != nil || n == 0 {
+			t.Fatalf("RelayOnce after %d: got %d %v, want more events", total, n, err)
+		}
+		total += n
+	}
+	got := streamIDs(t, stream)
+	if len(got) != len(ids) {
+		t.Fatalf("stream holds %d messages, want %d", len(got), len(ids))
+	}
+	for i, id := range ids {
+		if got[i] != id.String() {
+			t.Fatalf("message %d: got id %s, want %s (order kept)", i, got[i], id)
+		}
+	}
+	msg, err := stream.GetMsg(ctx, 43)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(msg.Data) != "event-42" || msg.Header.Get("X-Index") != "42" {
+		t.Errorf("message 43: got %q with X-Index %q, want event-42 with 42", msg.Data, msg.Header.Get("X-Index"))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net/url"
+	"runtime/debug"
 	"time"
 
 	"google.golang.org/grpc"
@@ -22,8 +23,10 @@ import (
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/api"
 	"github.com/trustlayer/trustlayer/services/verification/internal/feeds"
+	"github.com/trustlayer/trustlayer/services/verification/internal/identity"
 	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
 	"github.com/trustlayer/trustlayer/services/verification/internal/intelwire"
+	"github.com/trustlayer/trustlayer/services/verification/internal/readcache"
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"
 	"github.com/trustlayer/trustlayer/services/verification/internal/tenancy"
 	"github.com/trustlayer/trustlayer/services/verification/internal/web"
@@ -71,6 +74,17 @@ type Config struct {
 	Settings Settings
 	Intel    intelwire.Settings
 	Webhooks webhookwire.Settings
+	// reads holds what the read path caches: made by LoadConfig, since the gateway's codec and the
+	// authentication interceptor are built (by platform.Open) before Register runs.
+	reads *reads
+}
+
+// reads are the read path's caches: the server state answers' immutable parts, the server heads
+// and the bearer keys.
+type reads struct {
+	answers *readcache.Cache
+	heads   *readcache.Heads
+	keys    *identity.Keys
 }
 
 // LoadConfig reads the service's configuration from getenv (defaults: HTTP :8081, gRPC :9091).
@@ -84,14 +98,23 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	spec.Migrations = append(spec.Migrations, store.Migrations())
 	spec.Streams = append(spec.Streams, bus.IntelChanges, bus.WebhookDeliveries)
+	r := &reads{answers: readcache.New(readcache.DefaultMaxBytes), heads: readcache.NewHeads(readcache.DefaultMaxHeads)}
 	spec.Gateway = append(spec.Gateway,
 		gateway.WithValidationStyle(gateway.FastAPI),
-		gateway.WithIncomingHeaders(auth.AdminHeader))
+		gateway.WithIncomingHeaders(auth.AdminHeader),
+		gateway.WithCodec(r.answers.Codec))
 	spec.Unary = func(p *platform.Platform) []grpc.UnaryServerInterceptor {
 		tenants := tenancy.NewService(store.New(p.Pool))
-		return []grpc.UnaryServerInterceptor{api.Authenticate(spec.Service.AdminToken, tenants)}
+		r.keys = identity.NewKeys(api.KeyLookup(tenants), identity.DefaultKeyTTL)
+		// The caches of keys and of server heads are used only while this listener (one connection
+		// for both) hears every revocation and every change of a server's row.
+		p.Go(func(ctx context.Context) error {
+			return store.WatchChanges(ctx, p.Pool.Config().ConnConfig.Copy(), p.Log,
+				store.KeyChanges(r.keys), store.ServerHeadChanges(r.heads))
+		})
+		return []grpc.UnaryServerInterceptor{api.AuthenticateCached(spec.Service.AdminToken, r.keys)}
 	}
-	return Config{Spec: spec, Settings: settings, Intel: intel, Webhooks: hooks}, nil
+	return Config{Spec: spec, Settings: settings, Intel: intel, Webhooks: hooks, reads: r}, nil
 }
 
 // ConfigVars lists every environment variable the service reads.
@@ -101,7 +124,17 @@ func ConfigVars() []string {
 
 // Register adds the service's APIs and loops to an opened platform.
 func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
-	tenants := tenancy.NewService(store.New(p.Pool))
+	var tenantStore tenancy.Store = store.New(p.Pool)
+	var intelOpts []intelwire.Option
+	if cfg.reads != nil {
+		// The heads are live only while the listener started by LoadConfig's spec.Unary listens.
+		intelOpts = append(intelOpts, intelwire.WithReadCache(cfg.reads.answers), intelwire.WithHeadCache(cfg.reads.heads))
+		if cfg.reads.keys != nil {
+			// A revocation through this replica forgets its cached keys before the route answers.
+			tenantStore = api.ForgetOnRevoke(tenantStore, cfg.reads.keys)
+		}
+	}
+	tenants := tenancy.NewService(tenantStore)
 	if err := p.Server.Register(&verificationv1.OrganizationService_ServiceDesc, api.NewOrganizations(tenants),
 		serve.Gateway(verificationv1.RegisterOrganizationServiceHandlerClient, verificationv1.NewOrganizationServiceClient)); err != nil {
 		return err
@@ -109,7 +142,7 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 	if err := p.Server.Register(&verificationv1.IdentityService_ServiceDesc, api.Identity{}, serve.Gateway(verificationv1.RegisterIdentityServiceHandlerClient, verificationv1.NewIdentityServiceClient)); err != nil {
 		return err
 	}
-	if err := intelwire.Register(ctx, p, cfg.Intel); err != nil {
+	if err := intelwire.Register(ctx, p, cfg.Intel, intelOpts...); err != nil {
 		return err
 	}
 	if err := webhookwire.Register(ctx, p, cfg.Webhooks, serverCatalog{store.NewRegistry(p.Pool)}); err != nil {
@@ -149,8 +182,17 @@ func registerFeeds(ctx context.Context, cfg Config, p *platform.Platform) error 
 	return nil
 }
 
+// gcPercent is the service's default GOGC. Its live heap is small (the read cache, at most
+// readcache.DefaultMaxBytes, and pools) while every request allocates JSON and proto garbage, so the
+// default of 100 collects far more often than memory needs (measured in verification-bench: see the
+// README's performance section). GOGC in the environment still wins.
+const gcPercent = 400
+
 // Main runs the service binary with its arguments ("serve" by default, or "migrate").
 func Main(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	cfg, err := LoadConfig(getenv)
 	if err != nil {
 		return err

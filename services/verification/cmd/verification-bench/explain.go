@@ -50,10 +50,13 @@ func (r *recorder) take() []traced {
 	return out
 }
 
-// explainCase is one store call whose statement is explained.
+// explainCase is one store call whose statement is explained. With warm set, the cached plan is the
+// one after five executions of warm's statement (the same statement with other arguments): the plan
+// a pooled connection that served other requests brings to this one.
 type explainCase struct {
 	name string
 	call func(ctx context.Context) error
+	warm func(ctx context.Context) error
 }
 
 // planNode is a node of EXPLAIN (FORMAT JSON).
@@ -124,19 +127,16 @@ func sqlLiteral(v any) string {
 // the plan made for these arguments (force_custom_plan); cached true explains the sixth execution
 // under the default plan_cache_mode, after five executions: the plan a pooled connection settles on,
 // since pgx prepares and caches every statement and PostgreSQL may then switch to a generic plan.
-func explainPlan(ctx context.Context, conn *pgx.Conn, t traced, cached bool) (explained, error) {
+func explainPlan(ctx context.Context, conn *pgx.Conn, t traced, cached bool, warm *traced) (explained, error) {
 	var out explained
-	args := make([]string, len(t.args))
-	for i, a := range t.args {
-		args[i] = sqlLiteral(a)
-	}
-	execute := "EXECUTE bench_explain"
-	if len(args) > 0 {
-		execute += "(" + strings.Join(args, ", ") + ")"
-	}
+	execute := executeOf(t)
 	setup := []string{"SET plan_cache_mode = force_custom_plan", "PREPARE bench_explain AS " + t.sql}
 	if cached {
-		setup = []string{"SET plan_cache_mode = auto", "PREPARE bench_explain AS " + t.sql, execute, execute, execute, execute, execute}
+		before := execute
+		if warm != nil {
+			before = executeOf(*warm)
+		}
+		setup = []string{"SET plan_cache_mode = auto", "PREPARE bench_explain AS " + t.sql, before, before, before, before, before}
 	}
 	for _, s := range setup {
 		if _, err := conn.Exec(ctx, s); err != nil {
@@ -153,6 +153,18 @@ func explainPlan(ctx context.Context, conn *pgx.Conn, t traced, cached bool) (ex
 		return out, fmt.Errorf("EXPLAIN answered %s: %v", raw, err)
 	}
 	return plans[0], nil
+}
+
+// executeOf is the EXECUTE of the prepared statement bench_explain with t's arguments.
+func executeOf(t traced) string {
+	args := make([]string, len(t.args))
+	for i, a := range t.args {
+		args[i] = sqlLiteral(a)
+	}
+	if len(args) == 0 {
+		return "EXECUTE bench_explain"
+	}
+	return "EXECUTE bench_explain(" + strings.Join(args, ", ") + ")"
 }
 
 // explainReads explains the statements of the reads the bench measures, and of the other feeds, on
@@ -194,39 +206,64 @@ func explainReads(ctx context.Context, dbURL string, spec seedSpec, apiKey strin
 		}
 	}
 	cases := []explainCase{
-		{"bearer key (every request)", func(ctx context.Context) error {
+		{name: "bearer key (cache miss)", call: func(ctx context.Context) error {
 			_, _, err := tenancy.NewService(store.New(pool)).Authenticate(ctx, apiKey)
 			return err
 		}},
-		{"server state", func(ctx context.Context) error { _, err := reg.Server(ctx, key); return err }},
-		{"server id (history, changes)", func(ctx context.Context) error { _, err := reg.ServerID(ctx, key); return err }},
-		{"history page 1, limit 20", func(ctx context.Context) error {
+		{name: "server head (cache miss)", call: func(ctx context.Context) error { _, err := reg.ServerHead(ctx, key); return err }},
+		{name: "snapshot by id (cache miss)", call: func(ctx context.Context) error {
+			h, err := reg.ServerHead(ctx, key)
+			if err == nil {
+				_, err = reg.Snapshot(ctx, h.CurrentSnapshotID)
+			}
+			return err
+		}},
+		{name: "change by id (cache miss)", call: func(ctx context.Context) error {
+			h, err := reg.ServerHead(ctx, key)
+			if err == nil {
+				_, err = reg.Change(ctx, h.LatestChangeID)
+			}
+			return err
+		}},
+		{name: "server state (compare)", call: func(ctx context.Context) error { _, err := reg.Server(ctx, key); return err }},
+		{name: "server id (history, changes; head cache miss)", call: func(ctx context.Context) error { _, err := reg.ServerID(ctx, key); return err }},
+		{name: "history page 1, limit 20", call: func(ctx context.Context) error {
 			_, _, err := reg.History(ctx, id, intel.Page{Limit: 20})
 			return err
 		}},
-		{"feed page 1, limit 100", func(ctx context.Context) error {
+		{name: "feed page 1, limit 100", call: func(ctx context.Context) error {
 			_, _, err := reg.Changes(ctx, intel.ChangeFilter{}, intel.Page{Limit: 100})
 			return err
 		}},
-		{"feed deep page, limit 100", func(ctx context.Context) error {
+		{name: "feed deep page, limit 100", call: func(ctx context.Context) error {
 			_, _, err := reg.Changes(ctx, intel.ChangeFilter{}, intel.Page{Limit: 100, Cursor: feedDeep})
 			return err
 		}},
-		{"high-risk feed page 1", func(ctx context.Context) error {
+		{name: "high-risk feed page 1", call: func(ctx context.Context) error {
 			_, _, err := reg.Changes(ctx, intel.ChangeFilter{HighRiskOnly: true}, intel.Page{Limit: 50})
 			return err
 		}},
-		{"feed by type page 1", func(ctx context.Context) error {
+		{name: "feed by type page 1", call: func(ctx context.Context) error {
 			_, _, err := reg.Changes(ctx, intel.ChangeFilter{Type: intel.RemoteHostChanged}, intel.Page{Limit: 50})
 			return err
 		}},
-		{"server changes page 1", func(ctx context.Context) error {
+		// The generic-plan risk of the feed by type: a connection that served pages of a common type
+		// (version_bump, half of the seeded changes) and then gets a type no change has. A generic plan
+		// that walked the seq index backwards filtering on the type would read every change.
+		{name: "feed by absent type after common", call: func(ctx context.Context) error {
+			_, _, err := reg.Changes(ctx, intel.ChangeFilter{Type: intel.StatusDeleted}, intel.Page{Limit: 50})
+			return err
+		}, warm: func(ctx context.Context) error {
+			_, _, err := reg.Changes(ctx, intel.ChangeFilter{Type: intel.VersionBump}, intel.Page{Limit: 50})
+			return err
+		}},
+		{name: "server changes page 1", call: func(ctx context.Context) error {
 			_, _, err := reg.Changes(ctx, intel.ChangeFilter{ServerID: id}, intel.Page{Limit: 20})
 			return err
 		}},
 	}
 	if spec.Long > 0 {
-		cases = append(cases, explainCase{"long history deep page, limit 100", func(ctx context.Context) error {
+		cases = append(cases, explainCase{name: "long history deep page, limit 100", call: func(ctx context.Context) error {
 			_, _, err := reg.History(ctx, longID, intel.Page{Limit: 100, Cursor: historyDeep})
 			return err
 		}})
@@ -243,8 +280,17 @@ func explainReads(ctx context.Context, dbURL string, spec seedSpec, apiKey strin
 			return fmt.Errorf("%s: no statement recorded", c.name)
 		}
 		stmt := sent[len(sent)-1]
+		var warm *traced
+		if c.warm != nil {
+			if err := c.warm(ctx); err != nil {
+				return fmt.Errorf("%s: %w", c.name, err)
+			}
+			if w := rec.take(); len(w) > 0 {
+				warm = &w[len(w)-1]
+			}
+		}
 		for _, cached := range []bool{false, true} {
-			p, err := explainPlan(ctx, conn, stmt, cached)
+			p, err := explainPlan(ctx, conn, stmt, cached, warm)
 			if err != nil {
 				return fmt.Errorf("%s: %w", c.name, err)
 			}

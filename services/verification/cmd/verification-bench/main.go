@@ -13,6 +13,9 @@
 //
 //   - EXPLAIN ANALYZE of the store's own statements.
 //
+//   - webhook fan-out (webhooks.go): signed deliveries per second to loopback receivers, and p99 from
+//     committed change to delivery at half that rate (-webhooks-only runs it alone).
+//
 //     go run ./services/verification/cmd/verification-bench [-duration 8s] [-workers 16]
 //
 // It needs PostgreSQL (a superuser, such as the local postgres role, for the bulk load), pgbench and
@@ -38,6 +41,9 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -57,6 +63,8 @@ type config struct {
 	feedLimit, deep    int
 	pgbenchScale       int
 	cpuProfile         string
+	throughputOnly     bool
+	serviceDBParams    string
 }
 
 func main() {
@@ -76,6 +84,9 @@ func main() {
 	flag.IntVar(&c.deep, "deep", 1000, "depth of the deep pages, in pages (limit 100), reached by following next_cursor")
 	flag.IntVar(&c.pgbenchScale, "pgbench-scale", 10, "pgbench -i scale (100,000 accounts each)")
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the service process, over the whole run, to this file")
+	flag.StringVar(&c.serviceDBParams, "service-db-params", "", "query parameters added to the service's database URL, e.g. pool_max_conns=16 (experiments)")
+	flag.BoolVar(&c.throughputOnly, "throughput-only", false, "measure the server state read against pgbench -S only (no latency runs, no EXPLAIN)")
+	webhooks := webhookFlags()
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -94,7 +105,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "verification-bench:", err)
 		os.Exit(2)
 	}
-	if err := run(ctx, c, os.Stdout); err != nil {
+	if err := runAll(ctx, c, webhooks, os.Stdout); err != nil {
 		if ctx.Err() != nil {
 			err = errors.New("interrupted (the database, the streams and the service are cleaned up)")
 		}
@@ -115,6 +126,14 @@ func (c config) check() error {
 		return fmt.Errorf("-workers and -latency-workers must be at least 1")
 	}
 	return nil
+}
+
+// addParams appends query parameters to a URL.
+func addParams(u, params string) string {
+	if strings.Contains(u, "?") {
+		return u + "&" + params
+	}
+	return u + "?" + params
 }
 
 func envOr(k, def string) string {
@@ -145,6 +164,9 @@ func run(ctx context.Context, c config, out io.Writer) error {
 		"VERIFICATION_DATABASE_URL": dbURL, "VERIFICATION_ADMIN_TOKEN": adminToken, "VERIFICATION_HTTP_ADDR": serviceAddr,
 		"VERIFICATION_GRPC_ADDR": loadtest.FreeAddr(), "VERIFICATION_BLOB_URL": "mem://", "VERIFICATION_LOG_LEVEL": "warn",
 		"NATS_URL": c.natsURL, "NATS_NAMESPACE": namespace,
+	}
+	if c.serviceDBParams != "" {
+		env["VERIFICATION_DATABASE_URL"] = addParams(dbURL, c.serviceDBParams)
 	}
 	// The service's own migrations, through its own entry point, before the seed writes the tables.
 	if err := app.Main(ctx, []string{"migrate"}, func(k string) string { return env[k] }, io.Discard); err != nil {
@@ -197,6 +219,10 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	if err := b.throughput(pgbench, dbURL); err != nil {
 		return err
 	}
+	if c.throughputOnly {
+		fmt.Fprintf(out, "\nverification-bench: done in %s\n", time.Since(began).Round(time.Second))
+		return nil
+	}
 	// 2. Latency of the feed and the histories, first and deep pages.
 	feedCursor, historyCursor, err := b.latencies()
 	if err != nil {
@@ -230,6 +256,11 @@ func (b *bench) throughput(pgbench, dbURL string) error {
 		k := benchKey(c.seed, i%c.seed.Servers)
 		return http.MethodGet, b.service + "/v1/intelligence/servers/" + k.Namespace + "/" + k.Name, nil, b.headers[i%len(b.headers)]
 	}
+	// The first read of each server fills the service's cache of snapshots (internal/readcache); a
+	// long-running replica has read them all, so the timed runs start after one pass over every
+	// server, whose rate is the cold-cache figure.
+	cold := b.pass(state, c.seed.Servers)
+	report(out, fmt.Sprintf("first read of each of the %d servers (cold cache)", c.seed.Servers), cold)
 	loadtest.ClosedLoop(b.ctx, b.client, state, c.workers, c.duration/4) // warm-up
 	if _, err := pgbenchSelect(b.ctx, pgbench, dbURL, c.workers, 2*time.Second); err != nil {
 		return err
@@ -255,6 +286,33 @@ func (b *bench) throughput(pgbench, dbURL string) error {
 	fmt.Fprintf(out, "throughput ratio server state/pgbench -S: %.2fx (target >= 0.5x; rounds %.2fx, %.2fx)\n",
 		gwRPS/pgTPS, gw[0].RPS()/pg[0].TPS, gw[1].RPS()/pg[1].TPS)
 	return nil
+}
+
+// pass sends requests 0..n-1 of next, each once, with the throughput runs' concurrency.
+func (b *bench) pass(next loadtest.Request, n int) loadtest.Result {
+	var i, failed atomic.Int64
+	var mu sync.Mutex
+	var lat []time.Duration
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range b.c.workers {
+		wg.Go(func() {
+			var mine []time.Duration
+			for j := int(i.Add(1)) - 1; j < n && b.ctx.Err() == nil; j = int(i.Add(1)) - 1 {
+				method, url, body, header := next(j)
+				t := time.Now()
+				if loadtest.Send(b.ctx, b.client, method, url, body, header) != nil {
+					failed.Add(1)
+				}
+				mine = append(mine, time.Since(t))
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return loadtest.Summarise(lat, len(lat), int(failed.Load()), time.Since(start))
 }
 
 // latencies measures the feed and history pages and returns the cursors of their deepest pages.

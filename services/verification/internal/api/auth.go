@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/google/uuid"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
@@ -31,8 +32,33 @@ const (
 
 // Authenticate guards every verification.v1 method: OrganizationService takes the admin token
 // (X-Admin-Token), every other service a bearer API key, whose caller it puts in the context
-// (identity.From). Methods of other packages (build info, health) pass.
+// (identity.From). Methods of other packages (build info, health) pass. Every bearer request reads the
+// database; the service itself uses AuthenticateCached.
 func Authenticate(adminToken string, tenants *tenancy.Service) grpc.UnaryServerInterceptor {
+	return authenticate(adminToken, KeyLookup(tenants))
+}
+
+// AuthenticateCached is Authenticate with the bearer keys looked up through keys, which keeps
+// lookups while it hears about every revocation.
+func AuthenticateCached(adminToken string, keys *identity.Keys) grpc.UnaryServerInterceptor {
+	return authenticate(adminToken, keys.Authenticate)
+}
+
+// KeyLookup is tenancy's bearer-key check as an identity.Lookup: tenancy.ErrUnauthenticated for an
+// unknown or revoked key.
+func KeyLookup(tenants *tenancy.Service) identity.Lookup {
+	return func(ctx context.Context, token string) (identity.Caller, error) {
+		key, org, err := tenants.Authenticate(ctx, token)
+		if err != nil {
+			return identity.Caller{}, err
+		}
+		return identity.Caller{
+			OrganizationID: org.ID, OrganizationName: org.Name, KeyID: key.ID, KeyName: key.Name, KeyPrefix: key.Prefix,
+		}, nil
+	}
+}
+
+func authenticate(adminToken string, lookup identity.Lookup) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		if !strings.HasPrefix(info.FullMethod, servicePrefix) {
 			return handler(ctx, req)
@@ -51,15 +77,32 @@ func Authenticate(adminToken string, tenants *tenancy.Service) grpc.UnaryServerI
 		if token == "" {
 			return nil, errMissingBearer
 		}
-		key, org, err := tenants.Authenticate(ctx, token)
+		caller, err := lookup(ctx, token)
 		if errors.Is(err, tenancy.ErrUnauthenticated) {
 			return nil, errInvalidBearer
 		}
 		if err != nil {
 			return nil, err
 		}
-		return handler(identity.With(ctx, identity.Caller{
-			OrganizationID: org.ID, OrganizationName: org.Name, KeyID: key.ID, KeyName: key.Name, KeyPrefix: key.Prefix,
-		}), req)
+		return handler(identity.With(ctx, caller), req)
 	}
+}
+
+// ForgetOnRevoke returns st, which makes keys forget every cached lookup as soon as a revocation
+// through it commits: the revoking replica refuses the key from the route's answer on, without
+// waiting for its own notification.
+func ForgetOnRevoke(st tenancy.Store, keys *identity.Keys) tenancy.Store {
+	return forgetOnRevoke{Store: st, keys: keys}
+}
+
+type forgetOnRevoke struct {
+	tenancy.Store
+	keys *identity.Keys
+}
+
+func (s forgetOnRevoke) RevokeAPIKey(ctx context.Context, organizationID, keyID uuid.UUID) error {
+	err := s.Store.RevokeAPIKey(ctx, organizationID, keyID)
+	// Forgotten even on an error: the UPDATE may have committed before the error reached us.
+	s.keys.Forget()
+	return err
 }

@@ -3,8 +3,11 @@ package api
 import (
 	"context"
 
+	"github.com/google/uuid"
+
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
+	"github.com/trustlayer/trustlayer/services/verification/internal/readcache"
 )
 
 // Intelligence implements verification.v1.IntelligenceService: the registry-intelligence reads. The
@@ -13,10 +16,14 @@ import (
 type Intelligence struct {
 	verificationv1.UnimplementedIntelligenceServiceServer
 	reader *intel.Reader
+	cache  *readcache.Cache
 }
 
-// NewIntelligence returns the IntelligenceService.
-func NewIntelligence(reader *intel.Reader) *Intelligence { return &Intelligence{reader: reader} }
+// NewIntelligence returns the IntelligenceService. cache keeps the immutable parts of the server
+// state answers; it is also the gateway codec that writes them (readcache.Cache.Codec).
+func NewIntelligence(reader *intel.Reader, cache *readcache.Cache) *Intelligence {
+	return &Intelligence{reader: reader, cache: cache}
+}
 
 // Page bounds of the list routes (Document 1 "Limits").
 var (
@@ -25,14 +32,38 @@ var (
 	intelFeedLimit          = intelLimit{def: 50, max: 200}
 )
 
-// GetServer returns a server's current state.
+// GetServer returns a server's current state: the server's row (one indexed read), with its current
+// snapshot and latest change from the cache (both immutable, so read from the database once).
 func (s *Intelligence) GetServer(ctx context.Context, req *verificationv1.GetServerRequest) (*verificationv1.GetServerResponse, error) {
 	key := intel.ServerKey{Namespace: req.GetNamespace(), Name: req.GetName()}
-	st, err := s.reader.Server(ctx, key)
+	h, err := s.reader.ServerHead(ctx, key)
 	if err != nil {
 		return nil, intelToAPI(err, key)
 	}
-	return &verificationv1.GetServerResponse{Server: intelServerToProto(st)}, nil
+	snap, ok := s.cache.Server(h.CurrentSnapshotID)
+	if !ok {
+		cur, err := s.reader.Snapshot(ctx, h.CurrentSnapshotID)
+		if err != nil {
+			return nil, intelToAPI(err, key)
+		}
+		snap = s.cache.AddServer(cur.ID, intelServerTemplate(key, cur))
+	}
+	st := readcache.State{
+		FirstSeenAt: intelTime(h.FirstSeenAt), LastSeenAt: intelTime(h.LastSeenAt),
+		ChangeCount: int32(h.ChangeCount), HighRiskChangeCount: int32(h.HighRiskChangeCount),
+	}
+	if h.LatestChangeID != uuid.Nil {
+		ch, ok := s.cache.Change(h.LatestChangeID)
+		if !ok {
+			c, err := s.reader.Change(ctx, h.LatestChangeID)
+			if err != nil {
+				return nil, intelToAPI(err, key)
+			}
+			ch = s.cache.AddChange(c.ID, intelChangeToProto(c))
+		}
+		st.LatestChange = ch.Message()
+	}
+	return &verificationv1.GetServerResponse{Server: snap.Response(st)}, nil
 }
 
 // ListServerHistory returns one page of a server's snapshots, newest first.

@@ -27,19 +27,18 @@ func intelServerJSON(s intel.Server) *structpb.Struct {
 	return out
 }
 
-func intelServerToProto(st intel.ServerState) *verificationv1.IntelligenceServerResponse {
-	cur := st.Current
+// intelServerTemplate returns the part of a server state answer that the snapshot determines
+// (fields 1 to 18 and server_json): immutable, so readcache keeps it by snapshot id.
+func intelServerTemplate(key intel.ServerKey, cur intel.Snapshot) *verificationv1.IntelligenceServerResponse {
 	srv := cur.Server
 	out := &verificationv1.IntelligenceServerResponse{
-		Namespace: st.Key.Namespace, Name: st.Key.Name, FullName: st.Key.String(),
+		Namespace: key.Namespace, Name: key.Name, FullName: key.String(),
 		Version: srv.Version, Status: cur.Status, StatusMessage: cur.StatusMessage,
 		Title: srv.Title, Description: srv.Description, WebsiteUrl: srv.WebsiteURL,
 		Packages: make([]*verificationv1.IntelligencePackage, 0, len(srv.Packages)),
 		Remotes:  make([]*verificationv1.IntelligenceRemote, 0, len(srv.Remotes)),
 		IsLatest: cur.IsLatest, PublishedAt: intelTime(cur.PublishedAt), RegistryUpdatedAt: intelTime(cur.UpdatedAt),
 		Registry: cur.Registry, SnapshotId: cur.ID.String(), ContentHash: cur.ContentHash,
-		FirstSeenAt: intelTime(st.FirstSeenAt), LastSeenAt: intelTime(st.LastSeenAt),
-		ChangeCount: int32(st.ChangeCount), HighRiskChangeCount: int32(st.HighRiskChangeCount),
 		ServerJson: intelServerJSON(srv),
 	}
 	if r := srv.Repository; r != nil {
@@ -55,9 +54,6 @@ func intelServerToProto(st intel.ServerState) *verificationv1.IntelligenceServer
 	}
 	for _, r := range srv.Remotes {
 		out.Remotes = append(out.Remotes, &verificationv1.IntelligenceRemote{Type: r.Type, Url: r.URL, Headers: intelInputs(r.Headers)})
-	}
-	if st.LatestChange != nil {
-		out.LatestChange = intelChangeToProto(*st.LatestChange)
 	}
 	return out
 }

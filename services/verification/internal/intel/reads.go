@@ -29,6 +29,11 @@ type ChangeFilter struct {
 type ReadStore interface {
 	ServerID(ctx context.Context, key ServerKey) (uuid.UUID, error)
 	Server(ctx context.Context, key ServerKey) (ServerState, error)
+	// ServerHead returns the server's own row (ErrServerNotFound); Snapshot and Change return the
+	// immutable rows it points to.
+	ServerHead(ctx context.Context, key ServerKey) (ServerHead, error)
+	Snapshot(ctx context.Context, id uuid.UUID) (Snapshot, error)
+	Change(ctx context.Context, id uuid.UUID) (Change, error)
 	// History pages through a server's snapshots, newest first, and returns the next cursor ("" on
 	// the last page).
 	History(ctx context.Context, serverID uuid.UUID, p Page) ([]Snapshot, string, error)
@@ -42,13 +47,38 @@ type ReadStore interface {
 	Changes(ctx context.Context, f ChangeFilter, p Page) ([]Change, string, error)
 }
 
+// HeadCache keeps server heads between reads (readcache.Heads). It is told of every change of a
+// server's row; Begin and Add let it refuse a head read before a change it heard of.
+type HeadCache interface {
+	// Head returns the cached head of key: ok is false when nothing is cached, exists is false when
+	// the server is cached as unknown.
+	Head(key ServerKey) (head ServerHead, exists, ok bool)
+	// Begin returns a token taken before a read of the database, for Add.
+	Begin() uint64
+	// Add offers what that read found: the head, or (exists false) that the server is unknown.
+	Add(token uint64, key ServerKey, head ServerHead, exists bool)
+}
+
 // Reader answers the intelligence reads.
 type Reader struct {
 	store ReadStore
+	heads HeadCache
 }
 
+// ReaderOption adjusts NewReader.
+type ReaderOption func(*Reader)
+
+// WithHeadCache has ServerHead (and the lookups of a server's id) answer from c when it can.
+func WithHeadCache(c HeadCache) ReaderOption { return func(r *Reader) { r.heads = c } }
+
 // NewReader returns a Reader.
-func NewReader(store ReadStore) *Reader { return &Reader{store: store} }
+func NewReader(store ReadStore, opts ...ReaderOption) *Reader {
+	r := &Reader{store: store}
+	for _, o := range opts {
+		o(r)
+	}
+	return r
+}
 
 // Server returns a server's current state.
 func (r *Reader) Server(ctx context.Context, key ServerKey) (ServerState, error) {
@@ -56,6 +86,42 @@ func (r *Reader) Server(ctx context.Context, key ServerKey) (ServerState, error)
 		return ServerState{}, ErrServerNotFound
 	}
 	return r.store.Server(ctx, key)
+}
+
+// ServerHead returns a server's own row: the current state without the snapshot and the change it
+// points to, which callers that cache them (by id: both are immutable) read with Snapshot and Change.
+func (r *Reader) ServerHead(ctx context.Context, key ServerKey) (ServerHead, error) {
+	if !ValidKey(key) {
+		return ServerHead{}, ErrServerNotFound
+	}
+	if r.heads == nil {
+		return r.store.ServerHead(ctx, key)
+	}
+	if h, exists, ok := r.heads.Head(key); ok {
+		if !exists {
+			return ServerHead{}, ErrServerNotFound
+		}
+		return h, nil
+	}
+	token := r.heads.Begin()
+	h, err := r.store.ServerHead(ctx, key)
+	switch {
+	case err == nil:
+		r.heads.Add(token, key, h, true)
+	case errors.Is(err, ErrServerNotFound):
+		r.heads.Add(token, key, ServerHead{}, false)
+	}
+	return h, err
+}
+
+// Snapshot returns a snapshot by id (one a ServerHead pointed to).
+func (r *Reader) Snapshot(ctx context.Context, id uuid.UUID) (Snapshot, error) {
+	return r.store.Snapshot(ctx, id)
+}
+
+// Change returns a change by id (one a ServerHead pointed to).
+func (r *Reader) Change(ctx context.Context, id uuid.UUID) (Change, error) {
+	return r.store.Change(ctx, id)
 }
 
 // History pages through a server's snapshots, newest first.
@@ -82,6 +148,13 @@ func (r *Reader) Changes(ctx context.Context, key *ServerKey, f ChangeFilter, p 
 func (r *Reader) serverID(ctx context.Context, key ServerKey) (uuid.UUID, error) {
 	if !ValidKey(key) {
 		return uuid.Nil, ErrServerNotFound
+	}
+	// A cached head gives the id. Only a known server: a row without a snapshot yet has an id but
+	// no head.
+	if r.heads != nil {
+		if h, exists, ok := r.heads.Head(key); ok && exists {
+			return h.ID, nil
+		}
 	}
 	return r.store.ServerID(ctx, key)
 }

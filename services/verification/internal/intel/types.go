@@ -185,3 +185,18 @@ type ServerState struct {
 	FirstSeenAt         time.Time
 	LastSeenAt          time.Time
 }
+
+// ServerHead is a server's own row: the ids of its current snapshot and latest change, and the
+// counters and times that move while the snapshot stays the same. With the snapshot and the change
+// (both immutable) it makes the ServerState.
+type ServerHead struct {
+	ID                uuid.UUID
+	Key               ServerKey
+	CurrentSnapshotID uuid.UUID
+	// LatestChangeID is uuid.Nil until a change is detected.
+	LatestChangeID      uuid.UUID
+	ChangeCount         int64
+	HighRiskChangeCount int64
+	FirstSeenAt         time.Time
+	LastSeenAt          time.Time
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/platform"
 	"github.com/trustlayer/trustlayer/services/verification/internal/intel/registryfixture"
 	"github.com/trustlayer/trustlayer/services/verification/internal/intelwire"
+	"github.com/trustlayer/trustlayer/services/verification/internal/readcache"
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"
 )
 
@@ -34,6 +35,13 @@ type stack struct {
 // startStack starts the platform after prepare has published the registry's first listing, so that
 // the sync loop's first poll (at start) is the baseline.
 func startStack(t *testing.T, prepare func(*registryfixture.Registry)) *stack {
+	t.Helper()
+	return startStackWith(t, prepare, nil)
+}
+
+// startStackWith is startStack with the server state reads cached in reads, which is also the
+// gateway's codec, as in the service (nil: the defaults of intelwire.Register).
+func startStackWith(t *testing.T, prepare func(*registryfixture.Registry), reads *readcache.Cache) *stack {
 	t.Helper()
 	reg := registryfixture.New(t)
 	prepare(reg)
@@ -59,11 +67,16 @@ func startStack(t *testing.T, prepare func(*registryfixture.Registry)) *stack {
 	}
 	spec.Migrations = append(spec.Migrations, store.Migrations())
 	spec.Gateway = append(spec.Gateway, gateway.WithValidationStyle(gateway.FastAPI))
+	var opts []intelwire.Option
+	if reads != nil {
+		spec.Gateway = append(spec.Gateway, gateway.WithCodec(reads.Codec))
+		opts = append(opts, intelwire.WithReadCache(reads))
+	}
 	p, err := platform.Open(ctx, spec, getenv, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := intelwire.Register(ctx, p, settings); err != nil {
+	if err := intelwire.Register(ctx, p, settings, opts...); err != nil {
 		t.Fatal(err)
 	}
 	// The stream exists before the first event is relayed, so no test waits on provisioning.

@@ -17,6 +17,7 @@ import (
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/api"
 	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
+	"github.com/trustlayer/trustlayer/services/verification/internal/readcache"
 	"github.com/trustlayer/trustlayer/services/verification/internal/registryclient"
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"
 )
@@ -88,15 +89,44 @@ func (s *Settings) parse(prefix string) ([]string, []netip.Prefix, error) {
 	return urls, cidrs, errors.Join(errs...)
 }
 
+// Option adjusts Register.
+type Option func(*options)
+
+type options struct {
+	reads *readcache.Cache
+	heads *readcache.Heads
+}
+
+// WithReadCache has the server state reads keep their immutable parts in c, which the service also
+// made the gateway's codec (gateway.WithCodec(c.Codec)) so that it writes them from its cache.
+// Without it they get a cache of their own, and the gateway writes each answer with protojson.
+func WithReadCache(c *readcache.Cache) Option { return func(o *options) { o.reads = c } }
+
+// WithHeadCache has the server state reads keep server heads in h, which must be subscribed to the
+// changes of intel_servers (store.ServerHeadChanges) by the caller. Without it every read sends the
+// server's head statement.
+func WithHeadCache(h *readcache.Heads) Option { return func(o *options) { o.heads = h } }
+
 // Register adds IntelligenceService to p's servers and, when registries are configured, the sync
 // loop to its background loops. Settings not loaded through config.Load are validated here.
-func Register(_ context.Context, p *platform.Platform, s Settings) error {
+func Register(_ context.Context, p *platform.Platform, s Settings, opts ...Option) error {
 	urls, cidrs, err := s.parse("")
 	if err != nil {
 		return err
 	}
+	o := options{}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.reads == nil {
+		o.reads = readcache.New(readcache.DefaultMaxBytes)
+	}
 	registry := store.NewRegistry(p.Pool)
-	if err := p.Server.Register(&verificationv1.IntelligenceService_ServiceDesc, api.NewIntelligence(intel.NewReader(registry)),
+	var readerOpts []intel.ReaderOption
+	if o.heads != nil {
+		readerOpts = append(readerOpts, intel.WithHeadCache(o.heads))
+	}
+	if err := p.Server.Register(&verificationv1.IntelligenceService_ServiceDesc, api.NewIntelligence(intel.NewReader(registry, readerOpts...), o.reads),
 		serve.Gateway(verificationv1.RegisterIntelligenceServiceHandlerClient, verificationv1.NewIntelligenceServiceClient)); err != nil {
 		return err
 	}

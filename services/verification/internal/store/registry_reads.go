@@ -186,3 +186,41 @@ func (r *Registry) Changes(ctx context.Context, f intel.ChangeFilter, p intel.Pa
 	items, next := trimPositioned(found, p.Limit)
 	return items, next, nil
 }
+
+// ServerHead returns a server's own row: one primary-key-like lookup on the unique index
+// (namespace, name), and nothing the server's snapshots or changes hold. The server state read pairs
+// it with the snapshot and change it points to, which are immutable and so cached by id
+// (internal/readcache): on a warm cache this is the read's only statement.
+func (r *Registry) ServerHead(ctx context.Context, key intel.ServerKey) (intel.ServerHead, error) {
+	h := intel.ServerHead{Key: key}
+	var latest uuid.NullUUID
+	err := r.pool.QueryRow(ctx, `
+SELECT id, current_snapshot_id, latest_change_id, change_count, high_risk_change_count, first_seen_at, last_seen_at
+FROM intel_servers WHERE namespace = $1 AND name = $2 AND current_snapshot_id IS NOT NULL`, key.Namespace, key.Name).
+		Scan(&h.ID, &h.CurrentSnapshotID, &latest, &h.ChangeCount, &h.HighRiskChangeCount, &h.FirstSeenAt, &h.LastSeenAt)
+	h.LatestChangeID = latest.UUID
+	return h, registryNotFound(err, intel.ErrServerNotFound)
+}
+
+// Snapshot returns one snapshot by id. Snapshots are never deleted, so a missing one (an id a server
+// row pointed to) is an internal error, not a client's.
+func (r *Registry) Snapshot(ctx context.Context, id uuid.UUID) (intel.Snapshot, error) {
+	var sc snapshotScan
+	if err := r.pool.QueryRow(ctx, `SELECT `+snapshotColumns+` FROM intel_snapshots x WHERE x.id = $1`, id).Scan(sc.dest()...); err != nil {
+		return intel.Snapshot{}, fmt.Errorf("snapshot %s: %w", id, err)
+	}
+	return sc.snapshot()
+}
+
+// Change returns one change by id. Changes are never deleted either.
+func (r *Registry) Change(ctx context.Context, id uuid.UUID) (intel.Change, error) {
+	rows, err := r.pool.Query(ctx, `SELECT `+changeColumns+` FROM intel_changes WHERE id = $1`, id)
+	if err != nil {
+		return intel.Change{}, err
+	}
+	c, err := pgx.CollectExactlyOneRow(rows, scanChangeAt)
+	if err != nil {
+		return intel.Change{}, fmt.Errorf("change %s: %w", id, err)
+	}
+	return c.item, nil
+}

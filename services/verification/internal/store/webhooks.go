@@ -15,12 +15,20 @@ import (
 // Webhooks implements webhooks.Store on a pgx pool.
 type Webhooks struct {
 	pool *pgxpool.Pool
+	// claims and outcomes group the delivery workers' leases and records (webhooks_batch.go).
+	claims   *coalescer[claimRequest, claimResult]
+	outcomes *coalescer[webhookOutcome, struct{}]
 }
 
 var _ webhooks.Store = (*Webhooks)(nil)
 
 // NewWebhooks returns the webhook store.
-func NewWebhooks(pool *pgxpool.Pool) *Webhooks { return &Webhooks{pool: pool} }
+func NewWebhooks(pool *pgxpool.Pool) *Webhooks {
+	s := &Webhooks{pool: pool}
+	s.claims = newCoalescer(maxCoalesced, coalescedRuns, s.claimDeliveries)
+	s.outcomes = newCoalescer(maxCoalesced, coalescedRuns, s.recordOutcomes)
+	return s
+}
 
 func webhookNotFound(err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {

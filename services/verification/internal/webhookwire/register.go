@@ -25,11 +25,13 @@ const (
 )
 
 // matcherConcurrency is how many changes are matched at once: each is one short transaction, and
-// changes are independent (idempotent by change id), so their order does not matter.
-const matcherConcurrency = 4
+// changes are independent (idempotent by change id), so their order does not matter. With fan-out 10
+// the matcher, not the workers, bounded the bench's saturation run at 4; each holds a pool
+// connection only for its transaction.
+const matcherConcurrency = 8
 
-// relayBatch is how many outbox rows one wake-up relay transaction claims; a change fans out to one
-// job per endpoint, so batches are larger than the platform relay's 100.
+// relayBatch is how many outbox rows one transaction of the pipeline's relay claims; a change fans out
+// to one job per endpoint, so batches are larger than the platform relay's 100.
 const relayBatch = 500
 
 // Register wires the watch and webhook pipeline onto p: the WebhookService routes and the background
@@ -50,9 +52,10 @@ func Register(ctx context.Context, p *platform.Platform, s Settings, servers web
 		return err
 	}
 
+	// A second relay, on the pipeline's pool and with larger batches, beside the platform's: both wake
+	// on the outbox's notifications and claim rows with SKIP LOCKED, so they share a burst of jobs.
 	relay := outbox.NewRelay(pool, p.Bus.JS, p.Bus.Subject, p.Log, outbox.WithBatchSize(relayBatch))
-	connConfig := pool.Config().ConnConfig
-	p.Go(func(ctx context.Context) error { return wakeRelay(ctx, connConfig, relay, p.Log) })
+	p.Go(relay.Run)
 
 	matcher := &bus.Consumer{Bus: p.Bus, Log: p.Log, Stream: bus.IntelChanges, Concurrency: matcherConcurrency,
 		Handle: handleChange(svc, p.Log),
@@ -83,10 +86,10 @@ const matcherAckWait = 30 * time.Second
 // openPool opens the pipeline's own connection pool on the service's database, so that a burst of
 // deliveries never queues the API's requests behind it (the shared pool defaults to 4 connections on
 // a 2-core machine). Workers hold a connection only for a statement, so at most 16 serve them; the
-// rest serve the matcher, the relay drainers, the scheduler and the webhook routes.
+// rest serve the matcher, the relay, the scheduler and the webhook routes.
 func openPool(ctx context.Context, shared *pgxpool.Pool, workers int) (*pgxpool.Pool, error) {
 	cfg := shared.Config()
-	cfg.MaxConns = int32(min(workers, 16) + matcherConcurrency + relayDrainers + 2)
+	cfg.MaxConns = int32(min(workers, 16) + matcherConcurrency + 1 + 2)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("webhook pool: %w", err)
