@@ -60,6 +60,7 @@ test: deps lint check-generated conformance ## everything CI checks: lint, gener
 
 .PHONY: bench
 bench: deps ## benchmarks and load runs (outside CI); figures are ratios against a baseline of the same run
+	deploy/local/deps.sh wrk
 	go test -run '^$$' -bench . -benchmem -count 5 $(PACKAGES)
 	go run ./services/scoring/cmd/scoring-bench
 	go run ./services/verification/cmd/verification-bench

@@ -270,6 +270,22 @@ ensure_pdftotext() {
     { _deps_err "apt-get install poppler-utils failed, see $log"; return 1; }
 }
 
+# wrk, the C load generator the verification bench drives the HTTP side with, as pgbench drives
+# PostgreSQL: a Go client on the same two cores costs more CPU per request than the service's read.
+ensure_wrk() {
+  command -v wrk >/dev/null 2>&1 && return 0
+  command -v apt-get >/dev/null 2>&1 || { _deps_err "wrk not found; install it (Debian package wrk)"; return 1; }
+  mkdir -p "$LOCAL_DIR/log" || return 1
+  local log=$LOCAL_DIR/log/apt.log
+  if [ -z "$DEPS_APT_UPDATED" ]; then
+    _deps_priv apt-get update >"$log" 2>&1 || { _deps_err "apt-get update failed, see $log"; return 1; }
+    DEPS_APT_UPDATED=1
+  fi
+  _deps_say "installing wrk"
+  _deps_priv env DEBIAN_FRONTEND=noninteractive apt-get install -y wrk >>"$log" 2>&1 ||
+    { _deps_err "apt-get install wrk failed, see $log"; return 1; }
+}
+
 stop_pg_started() {
   [ -n "$DEPS_PG_STARTED" ] || return 0
   local kind a b
@@ -380,9 +396,10 @@ _deps_main() {
   pg) ensure_pg ;;
   nats) ensure_nats ;;
   pdftotext) ensure_pdftotext ;;
+  wrk) ensure_wrk ;;
   stop) _deps_stop_local ;;
   *)
-    echo "usage: $0 ensure|pg|nats|pdftotext|stop" >&2
+    echo "usage: $0 ensure|pg|nats|pdftotext|wrk|stop" >&2
     return 2
     ;;
   esac

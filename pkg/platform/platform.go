@@ -44,6 +44,10 @@ type Spec struct {
 	// Unary returns the service's own gRPC interceptors (authentication). It runs once the database
 	// is open, since checking a credential usually needs it.
 	Unary func(*Platform) []grpc.UnaryServerInterceptor
+	// Prometheus makes the service's metrics readable for a scrape (Platform.Metrics). It is off
+	// unless the service serves them: with a reader installed, every request's measurements are
+	// aggregated, which costs a read-heavy service a measurable share of its CPU for nothing.
+	Prometheus bool
 }
 
 // Platform is a started service's shared infrastructure.
@@ -52,7 +56,7 @@ type Platform struct {
 	Pool    *pgxpool.Pool
 	Bus     *bus.Bus
 	Server  *serve.Server
-	Metrics *telemetry.Prometheus // for a scrape; the service decides where and to whom it serves it
+	Metrics *telemetry.Prometheus // for a scrape when Spec.Prometheus; the service decides where and to whom it serves it
 	spec    Spec
 	loops   []func(context.Context) error
 	closers []func()
@@ -73,11 +77,14 @@ func Open(ctx context.Context, spec Spec, getenv func(string) string, stdout io.
 			p.Close()
 		}
 	}()
-	if p.Metrics, err = telemetry.NewPrometheus(); err != nil {
-		return nil, err
+	var telemetryOpts []telemetry.Option
+	if spec.Prometheus {
+		if p.Metrics, err = telemetry.NewPrometheus(); err != nil {
+			return nil, err
+		}
+		telemetryOpts = append(telemetryOpts, telemetry.WithReader(p.Metrics.Reader()))
 	}
-	shutdownTelemetry, err := telemetry.Setup(ctx, getenv, spec.Name, buildinfo.Get(spec.Name).Version,
-		telemetry.WithReader(p.Metrics.Reader()))
+	shutdownTelemetry, err := telemetry.Setup(ctx, getenv, spec.Name, buildinfo.Get(spec.Name).Version, telemetryOpts...)
 	if err != nil {
 		return nil, err
 	}

@@ -136,6 +136,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	spec.Migrations = append(spec.Migrations, store.Migrations())
 	spec.Streams = append(spec.Streams, bus.PolicyChanges)
+	spec.Prometheus = true // GET /metrics
 	spec.Gateway = append(spec.Gateway,
 		gateway.WithValidationStyle(gateway.DetailString),
 		gateway.WithIncomingHeaders(auth.AdminHeader, "X-Service-Api-Key"),

@@ -37,6 +37,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"os/signal"
 	"runtime"
 	"slices"
@@ -213,7 +214,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	for i, k := range keys {
 		headers[i] = http.Header{"Authorization": {"Bearer " + k}}
 	}
-	b := &bench{ctx: ctx, c: c, client: client, service: service, headers: headers, out: out}
+	b := &bench{ctx: ctx, c: c, client: client, service: service, headers: headers, keys: keys, out: out}
 
 	// 1. Server state against pgbench -S.
 	if err := b.throughput(pgbench, dbURL); err != nil {
@@ -243,6 +244,7 @@ type bench struct {
 	client  *http.Client
 	service string
 	headers []http.Header
+	keys    []string
 	out     io.Writer
 }
 
@@ -283,8 +285,53 @@ func (b *bench) throughput(pgbench, dbURL string) error {
 		report(out, "GET /v1/intelligence/servers/{ns}/{name}", g)
 	}
 	pgTPS, gwRPS := (pg[0].TPS+pg[1].TPS)/2, (gw[0].RPS()+gw[1].RPS())/2
-	fmt.Fprintf(out, "throughput ratio server state/pgbench -S: %.2fx (target >= 0.5x; rounds %.2fx, %.2fx)\n",
+	fmt.Fprintf(out, "throughput ratio server state/pgbench -S, Go client: %.2fx (rounds %.2fx, %.2fx)\n",
 		gwRPS/pgTPS, gw[0].RPS()/pg[0].TPS, gw[1].RPS()/pg[1].TPS)
+	return b.throughputWrk(pgbench, dbURL)
+}
+
+// throughputWrk repeats the comparison with wrk on the HTTP side, when it is installed: a C client
+// against a C client, as pgbench is.
+func (b *bench) throughputWrk(pgbench, dbURL string) error {
+	c, out := b.c, b.out
+	bin, err := exec.LookPath("wrk")
+	if err != nil {
+		fmt.Fprintln(out, "wrk not installed (deploy/local/deps.sh wrk): no wrk run")
+		return nil
+	}
+	paths := make([]string, c.seed.Servers)
+	for i := range paths {
+		k := benchKey(c.seed, i)
+		paths[i] = "/v1/intelligence/servers/" + k.Namespace + "/" + k.Name
+	}
+	dir, err := os.MkdirTemp("", "verification-bench-wrk")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	script, err := wrkScript(dir, paths, b.keys)
+	if err != nil {
+		return err
+	}
+	if _, err := wrkRun(b.ctx, bin, b.service, script, c.workers, 2*time.Second); err != nil { // warm-up
+		return err
+	}
+	var pg [2]pgbenchResult
+	var wr [2]wrkResult
+	for round := range 2 {
+		if pg[round], err = pgbenchSelect(b.ctx, pgbench, dbURL, c.workers, c.duration); err != nil {
+			return err
+		}
+		if wr[round], err = wrkRun(b.ctx, bin, b.service, script, c.workers, c.duration); err != nil {
+			return err
+		}
+	}
+	for round := range 2 {
+		fmt.Fprintf(out, "%-52s %8.0f tps\n", fmt.Sprintf("pgbench -S -c %d -j 2 (select-only)", c.workers), pg[round].TPS)
+		fmt.Fprintf(out, "%-52s %8.0f req/s\n", fmt.Sprintf("wrk -c %d -t 2 GET /v1/intelligence/servers/{ns}/{name}", c.workers), wr[round].RPS)
+	}
+	fmt.Fprintf(out, "throughput ratio server state/pgbench -S, wrk: %.2fx (target >= 0.5x; rounds %.2fx, %.2fx)\n",
+		(wr[0].RPS+wr[1].RPS)/(pg[0].TPS+pg[1].TPS), wr[0].RPS/pg[0].TPS, wr[1].RPS/pg[1].TPS)
 	return nil
 }
 
