@@ -13,7 +13,7 @@ func TestSettingsDefaults(t *testing.T) {
 	if err := config.Load(func(string) string { return "" }, "VERIFICATION_", &s); err != nil {
 		t.Fatal(err)
 	}
-	if s.Workers != 32 || s.MaxAttempts != 10 || s.DisableAfter != 5 || s.MaxActiveWatches != 100 ||
+	if s.Workers != 64 || s.MaxAttempts != 10 || s.DisableAfter != 5 || s.MaxActiveWatches != 100 ||
 		s.Timeout != 10*time.Second || s.RetryBase != 30*time.Second || s.RetryMax != 4*time.Hour || len(s.allowPrivate) != 0 {
 		t.Fatalf("defaults = %+v", s)
 	}
