@@ -90,6 +90,14 @@ func WithOutgoingHeaders(names ...string) Option {
 	}
 }
 
+// How the gateway reads and writes JSON bodies: proto field names, every field written, and unknown
+// fields ignored, as the FastAPI services these specs describe do. Code that answers with the
+// gateway's bytes by other means (an MCP tool result) uses the same options.
+var (
+	MarshalOptions   = protojson.MarshalOptions{UseProtoNames: true, EmitDefaultValues: true}
+	UnmarshalOptions = protojson.UnmarshalOptions{DiscardUnknown: true}
+)
+
 // NewServeMux returns a gateway mux with proto-name JSON, the shared error rendering, documented
 // success codes and 404/405 bodies for unknown routes and methods.
 func NewServeMux(opts ...Option) *runtime.ServeMux {
@@ -98,9 +106,7 @@ func NewServeMux(opts ...Option) *runtime.ServeMux {
 		opt(o)
 	}
 	var codec runtime.Marshaler = compactJSON{&runtime.JSONPb{
-		MarshalOptions: protojson.MarshalOptions{UseProtoNames: true, EmitDefaultValues: true},
-		// Unknown fields are ignored, as the FastAPI services these specs describe do.
-		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: true},
+		MarshalOptions: MarshalOptions, UnmarshalOptions: UnmarshalOptions,
 	}}
 	if o.codec != nil {
 		codec = o.codec(codec)

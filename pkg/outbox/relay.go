@@ -43,7 +43,6 @@ type Relay struct {
 	batch     int
 	interval  time.Duration
 	retention time.Duration
-	listen    bool
 }
 
 // RelayOption configures a Relay.
@@ -59,16 +58,13 @@ func WithPollInterval(d time.Duration) RelayOption { return func(r *Relay) { r.i
 // WithRetention sets how long published rows are kept for inspection before pruning (default 72h).
 func WithRetention(d time.Duration) RelayOption { return func(r *Relay) { r.retention = d } }
 
-// WithoutWakeUp makes the relay poll only, without a listening connection (one connection fewer).
-func WithoutWakeUp() RelayOption { return func(r *Relay) { r.listen = false } }
-
 // NewRelay returns a relay publishing to js's connection; subject maps a stored subject to the bus's
 // namespace. The relay publishes through a JetStream context of its own, so that its acknowledgement
 // deadline and its pending acknowledgements concern nobody else on the connection.
 func NewRelay(pool *pgxpool.Pool, js jetstream.JetStream, subject func(string) string, log *slog.Logger, opts ...RelayOption) *Relay {
 	r := &Relay{
 		pool: pool, js: js, subject: subject, log: log,
-		batch: 100, interval: 200 * time.Millisecond, retention: 72 * time.Hour, listen: true,
+		batch: 100, interval: 200 * time.Millisecond, retention: 72 * time.Hour,
 	}
 	if pub, err := jetstream.New(js.Conn(), jetstream.WithPublishAsyncTimeout(publishTimeout)); err == nil {
 		r.js = pub
@@ -85,11 +81,9 @@ func (r *Relay) Run(ctx context.Context) error {
 	// wake holds at most one pending wake-up: a notification that arrives while a batch is being
 	// relayed makes the relay look again right after it, and several collapse into one look.
 	wake := make(chan struct{}, 1)
-	if r.listen {
-		listening := make(chan struct{})
-		go func() { defer close(listening); r.listenLoop(ctx, wake) }()
-		defer func() { <-listening }()
-	}
+	listening := make(chan struct{})
+	go func() { defer close(listening); r.listenLoop(ctx, wake) }()
+	defer func() { <-listening }()
 	backoff := r.interval
 	lastPrune := time.Time{}
 	for {

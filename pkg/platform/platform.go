@@ -48,6 +48,9 @@ type Spec struct {
 	// unless the service serves them: with a reader installed, every request's measurements are
 	// aggregated, which costs a read-heavy service a measurable share of its CPU for nothing.
 	Prometheus bool
+	// Relay configures the outbox relay every service runs (a service that fans events out asks for
+	// larger batches); one relay per replica, woken by the outbox's notifications.
+	Relay []outbox.RelayOption
 }
 
 // Platform is a started service's shared infrastructure.
@@ -120,7 +123,7 @@ func Open(ctx context.Context, spec Spec, getenv func(string) string, stdout io.
 	if err != nil {
 		return nil, err
 	}
-	relay := outbox.NewRelay(p.Pool, p.Bus.JS, p.Bus.Subject, p.Log)
+	relay := outbox.NewRelay(p.Pool, p.Bus.JS, p.Bus.Subject, p.Log, spec.Relay...)
 	p.Go(relay.Run)
 	if len(spec.Streams) > 0 {
 		p.Go(func(ctx context.Context) error { return p.Bus.Provision(ctx, spec.Streams...) })

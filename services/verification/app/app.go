@@ -18,6 +18,7 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/bus"
 	"github.com/trustlayer/trustlayer/pkg/config"
 	"github.com/trustlayer/trustlayer/pkg/gateway"
+	"github.com/trustlayer/trustlayer/pkg/outbox"
 	"github.com/trustlayer/trustlayer/pkg/platform"
 	"github.com/trustlayer/trustlayer/pkg/serve"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
@@ -98,6 +99,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	spec.Migrations = append(spec.Migrations, store.Migrations())
 	spec.Streams = append(spec.Streams, bus.IntelChanges, bus.WebhookDeliveries)
+	spec.Relay = append(spec.Relay, outbox.WithBatchSize(webhookwire.RelayBatch))
 	r := &reads{answers: readcache.New(readcache.DefaultMaxBytes), heads: readcache.NewHeads(readcache.DefaultMaxHeads)}
 	spec.Gateway = append(spec.Gateway,
 		gateway.WithValidationStyle(gateway.FastAPI),

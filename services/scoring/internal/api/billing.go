@@ -30,7 +30,7 @@ func NewBilling(b *billing.Service) *Billing { return &Billing{billing: b} }
 func (b *Billing) CreateCheckoutSession(ctx context.Context, _ *scoringv1.CreateCheckoutSessionRequest) (*scoringv1.CreateCheckoutSessionResponse, error) {
 	sess, err := b.billing.CheckoutForKey(ctx, callerFrom(ctx))
 	if err != nil {
-		return nil, toAPI(err, "")
+		return nil, billingAPIError(err)
 	}
 	_ = gateway.SetHTTPStatus(ctx, http.StatusCreated)
 	return &scoringv1.CreateCheckoutSessionResponse{CheckoutSession: sessionToProto(sess)}, nil
@@ -40,7 +40,7 @@ func (b *Billing) CreateCheckoutSession(ctx context.Context, _ *scoringv1.Create
 func (b *Billing) CreateAdminCheckoutSession(ctx context.Context, req *scoringv1.CreateAdminCheckoutSessionRequest) (*scoringv1.CreateAdminCheckoutSessionResponse, error) {
 	sess, err := b.billing.CheckoutForAccount(ctx, billing.Selector{Email: req.GetEmail(), KeyID: req.GetKeyId()})
 	if err != nil {
-		return nil, toAPI(err, "")
+		return nil, billingAPIError(err)
 	}
 	_ = gateway.SetHTTPStatus(ctx, http.StatusCreated)
 	return &scoringv1.CreateAdminCheckoutSessionResponse{CheckoutSession: sessionToProto(sess)}, nil
@@ -50,7 +50,7 @@ func (b *Billing) CreateAdminCheckoutSession(ctx context.Context, req *scoringv1
 func (b *Billing) GetBillingAccountStatus(ctx context.Context, req *scoringv1.GetBillingAccountStatusRequest) (*scoringv1.GetBillingAccountStatusResponse, error) {
 	st, err := b.billing.AccountStatus(ctx, req.GetEmail())
 	if err != nil {
-		return nil, toAPI(err, "")
+		return nil, billingAPIError(err)
 	}
 	out := &scoringv1.BillingAccountStatus{
 		Email: st.Email, AccountId: st.ID, Plan: st.Plan, SubscriptionState: st.SubscriptionState(),
@@ -137,6 +137,14 @@ func CheckoutReturn() http.Handler {
 		gateway.WriteJSON(w, http.StatusOK, map[string]any{"status": "cancelled",
 			"detail": "Checkout cancelled: the key stays on the trial plan; POST /v1/billing/checkout-session opens a new checkout"})
 	})
+}
+
+// billingAPIError maps an error of a billing route: billing's own errors, then the shared ones.
+func billingAPIError(err error) error {
+	if be := billingError(err); be != nil {
+		return be
+	}
+	return toAPI(err, "")
 }
 
 // billingError maps billing's errors to their statuses, or returns nil for an error of another kind.

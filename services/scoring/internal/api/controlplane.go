@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"math"
-	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
-	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
@@ -219,31 +217,22 @@ func workspaceToProto(w controlplane.Workspace) *scoringv1.Workspace {
 }
 
 // clientIP is the address the sign-in throttle counts a request against: a direct gRPC caller's
-// peer address, or, through the gateway, the X-Forwarded-For entry proxyHops from the end (the
-// gateway appends the connection's address last; entries before the trusted proxies' are the
-// client's to write, so they are never believed). An IPv6 address counts as its /64: one
+// peer address, or, through the gateway (which appends the connection's address to
+// X-Forwarded-For), the caller by ForwardedClient's rule. An IPv6 address counts as its /64: one
 // subscriber holds a whole /64.
 func (c *ControlPlane) clientIP(ctx context.Context) string {
-	var raw string
-	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
-		if host, _, err := net.SplitHostPort(p.Addr.String()); err == nil {
-			raw = host
-		}
+	var addr netip.Addr
+	var ok bool
+	if p, isPeer := peer.FromContext(ctx); isPeer && p.Addr != nil {
+		ap, err := netip.ParseAddrPort(p.Addr.String())
+		addr, ok = ap.Addr().Unmap(), err == nil
 	} else {
 		md, _ := metadata.FromIncomingContext(ctx)
-		var hops []string
-		for _, v := range md.Get("x-forwarded-for") {
-			hops = append(hops, strings.Split(v, ",")...)
-		}
-		if i := len(hops) - 1 - c.proxyHops; len(hops) > 0 {
-			raw = strings.TrimSpace(hops[max(i, 0)])
-		}
+		addr, _, ok = ForwardedClient(md.Get("x-forwarded-for"), netip.Addr{}, c.proxyHops)
 	}
-	addr, err := netip.ParseAddr(raw)
-	if err != nil {
+	if !ok {
 		return ""
 	}
-	addr = addr.Unmap()
 	if addr.Is6() {
 		return netip.PrefixFrom(addr, 64).Masked().String()
 	}

@@ -26,9 +26,6 @@ var (
 func toAPI(err error, upgradeURL string) error {
 	var fieldErrs claim.Errors
 	var limit *meter.LimitError
-	if be := billingError(err); be != nil {
-		return be
-	}
 	switch {
 	case errors.As(err, &fieldErrs):
 		return validationError(fieldErrs)

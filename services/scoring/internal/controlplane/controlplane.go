@@ -34,8 +34,6 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrGone is a setup link that was used, has expired, or whose key was revoked.
 	ErrGone = errors.New("gone")
-	// ErrTooManyKeys is a key creation beyond MaxActiveKeys.
-	ErrTooManyKeys = errors.New("too many keys")
 	// ErrEmailExists is what Store.CreateWorkspace returns when another request created the account
 	// first.
 	ErrEmailExists = errors.New("email exists")

@@ -232,7 +232,8 @@ func (s *Service) authenticateJWT(ctx context.Context, token string) (Key, error
 	if err != nil {
 		return Key{}, ErrUnauthenticated
 	}
-	k, err := s.lookup(ctx, "jwt:"+claims.ID, func(ctx context.Context) (Key, error) { return s.store.KeyByID(ctx, claims.ID) })
+	// The token names its key row, shared with ByID's cache entry (and its invalidation).
+	k, err := s.ByID(ctx, claims.ID)
 	if err == nil && k.Kind != KindJWT {
 		return Key{}, ErrUnauthenticated
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/trustlayer/trustlayer/pkg/bus"
-	"github.com/trustlayer/trustlayer/pkg/outbox"
 	"github.com/trustlayer/trustlayer/pkg/platform"
 	"github.com/trustlayer/trustlayer/pkg/serve"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
@@ -30,9 +29,10 @@ const (
 // connection only for its transaction.
 const matcherConcurrency = 8
 
-// relayBatch is how many outbox rows one transaction of the pipeline's relay claims; a change fans out
-// to one job per endpoint, so batches are larger than the platform relay's 100.
-const relayBatch = 500
+// RelayBatch is how many outbox rows one transaction of the service's relay claims
+// (platform.Spec.Relay); a change fans out to one job per endpoint, so batches are larger than the
+// relay's default of 100.
+const RelayBatch = 500
 
 // Register wires the watch and webhook pipeline onto p: the WebhookService routes and the background
 // loops. s is validated again here, so that a caller that skipped config.Load still gets its errors;
@@ -51,11 +51,6 @@ func Register(ctx context.Context, p *platform.Platform, s Settings, servers web
 		serve.Gateway(verificationv1.RegisterWebhookServiceHandlerClient, verificationv1.NewWebhookServiceClient)); err != nil {
 		return err
 	}
-
-	// A second relay, on the pipeline's pool and with larger batches, beside the platform's: both wake
-	// on the outbox's notifications and claim rows with SKIP LOCKED, so they share a burst of jobs.
-	relay := outbox.NewRelay(pool, p.Bus.JS, p.Bus.Subject, p.Log, outbox.WithBatchSize(relayBatch))
-	p.Go(relay.Run)
 
 	matcher := &bus.Consumer{Bus: p.Bus, Log: p.Log, Stream: bus.IntelChanges, Concurrency: matcherConcurrency,
 		Handle: handleChange(svc, p.Log),
@@ -86,10 +81,10 @@ const matcherAckWait = 30 * time.Second
 // openPool opens the pipeline's own connection pool on the service's database, so that a burst of
 // deliveries never queues the API's requests behind it (the shared pool defaults to 4 connections on
 // a 2-core machine). Workers hold a connection only for a statement, so at most 16 serve them; the
-// rest serve the matcher, the relay, the scheduler and the webhook routes.
+// rest serve the matcher, the scheduler and the webhook routes.
 func openPool(ctx context.Context, shared *pgxpool.Pool, workers int) (*pgxpool.Pool, error) {
 	cfg := shared.Config()
-	cfg.MaxConns = int32(min(workers, 16) + matcherConcurrency + 1 + 2)
+	cfg.MaxConns = int32(min(workers, 16) + matcherConcurrency + 2)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("webhook pool: %w", err)

@@ -25,9 +25,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/trustlayer/trustlayer/pkg/apierror"
+	"github.com/trustlayer/trustlayer/pkg/gateway"
 	scoringv1 "github.com/trustlayer/trustlayer/proto/scoring/v1"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/keys"
 )
@@ -196,7 +196,7 @@ func (h *Handler) inProcessScorer(client scoringv1.ScoringServiceClient) Scorer 
 		}
 		var in scoringv1.ScoreRequest
 		// As the gateway reads POST /v1/score: unknown top-level fields are ignored, the payload's are not.
-		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(args, &in); err != nil {
+		if err := gateway.UnmarshalOptions.Unmarshal(args, &in); err != nil {
 			return Scored{}, apierror.Newf(http.StatusUnprocessableEntity, "Invalid arguments: %v", err)
 		}
 		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
@@ -212,13 +212,10 @@ func (h *Handler) inProcessScorer(client scoringv1.ScoringServiceClient) Scorer 
 			}
 			return Scored{RequestID: requestID}, err
 		}
-		body, err := resultJSON.Marshal(resp.GetResult())
+		body, err := gateway.MarshalOptions.Marshal(resp.GetResult())
 		if err != nil {
 			return Scored{}, err
 		}
 		return Scored{Result: body, RequestID: requestID}, nil
 	}
 }
-
-// resultJSON writes a score result as the gateway writes POST /v1/score's body (pkg/gateway).
-var resultJSON = protojson.MarshalOptions{UseProtoNames: true, EmitDefaultValues: true}

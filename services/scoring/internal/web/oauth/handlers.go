@@ -4,14 +4,13 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"html/template"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/ory/fosite"
-
-	"github.com/trustlayer/trustlayer/pkg/gateway"
 )
 
 // metadataDoc is the authorization server metadata (RFC 8414 section 2).
@@ -26,18 +25,16 @@ type metadataDoc struct {
 	GrantTypesSupported               []string `json:"grant_types_supported"`
 	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
 	CodeChallengeMethodsSupported     []string `json:"code_challenge_methods_supported"`
-	ServiceDocumentation              string   `json:"service_documentation,omitempty"`
 }
 
-// metadata serves GET /.well-known/oauth-authorization-server. It does not depend on the identity
-// provider: without one the document is the same and sign-in answers 503.
-func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Cache-Control", "public, max-age=3600")
-	gateway.WriteJSON(w, http.StatusOK, metadataDoc{
-		Issuer:                            s.issuer,
-		AuthorizationEndpoint:             s.issuer + AuthorizePath,
-		TokenEndpoint:                     s.issuer + TokenPath,
-		RegistrationEndpoint:              s.issuer + RegisterPath,
+// metadataJSON is the metadata document of issuer. go-sdk's oauthex.AuthServerMeta always writes
+// jwks_uri, which this server, with opaque tokens, does not have.
+func metadataJSON(issuer string) []byte {
+	b, err := json.Marshal(metadataDoc{
+		Issuer:                            issuer,
+		AuthorizationEndpoint:             issuer + AuthorizePath,
+		TokenEndpoint:                     issuer + TokenPath,
+		RegistrationEndpoint:              issuer + RegisterPath,
 		ScopesSupported:                   Scopes,
 		ResponseTypesSupported:            []string{"code"},
 		ResponseModesSupported:            []string{"query"},
@@ -45,6 +42,18 @@ func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 		TokenEndpointAuthMethodsSupported: []string{"none"},
 		CodeChallengeMethodsSupported:     []string{"S256"},
 	})
+	if err != nil {
+		panic("oauth: metadata document: " + err.Error()) // strings and string slices always marshal
+	}
+	return b
+}
+
+// metadata serves GET /.well-known/oauth-authorization-server, written once by New. It does not
+// depend on the identity provider: without one the document is the same and sign-in answers 503.
+func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(s.metadataDoc)
 }
 
 // consentPage asks the signed-in user to let a client act as their workspace. Clients register
@@ -143,7 +152,7 @@ func (s *Server) authorize(ws Workspaces) http.Handler {
 // (client, redirect URI, state, PKCE challenge, scopes), so that another site can neither post it
 // for the user nor swap the request under it.
 func (s *Server) consentToken(signin string, ar fosite.AuthorizeRequester) string {
-	m := hmac.New(sha256.New, s.cfg.Secret)
+	m := hmac.New(sha256.New, s.secret)
 	f := ar.GetRequestForm()
 	for _, part := range []string{"consent", signin, ar.GetClient().GetID(), ar.GetRedirectURI().String(), ar.GetState(),
 		f.Get("code_challenge"), strings.Join(ar.GetRequestedScopes(), " ")} {

@@ -93,15 +93,15 @@ func DeriveSecret(adminToken string) []byte {
 
 // Server is the authorization server.
 type Server struct {
-	cfg      Config
-	issuer   string
-	st       Store
-	storage  *storage
-	provider fosite.OAuth2Provider
-	bridge   *bridge
-	auth     *Authenticator
-	log      *slog.Logger
-	register *registrar
+	secret      []byte // keys the consent tokens
+	issuer      string
+	metadataDoc []byte
+	st          Store
+	provider    fosite.OAuth2Provider
+	bridge      *bridge
+	auth        *Authenticator
+	log         *slog.Logger
+	register    *registrar
 }
 
 // New builds the server. Routes are served once Mount is called; the Authenticator works at once.
@@ -144,7 +144,7 @@ func New(cfg Config, st Store, k Keys) *Server {
 		compose.OAuth2TokenIntrospectionFactory,
 	)
 	s := &Server{
-		cfg: cfg, issuer: issuer, st: st, storage: stg, provider: provider, log: cfg.Log,
+		secret: cfg.Secret, issuer: issuer, metadataDoc: metadataJSON(issuer), st: st, provider: provider, log: cfg.Log,
 		bridge:   newBridge(cfg.OIDC, issuer+CallbackPath, cfg.HTTPClient, st, cfg.Log),
 		register: newRegistrar(st, cfg.Log),
 	}

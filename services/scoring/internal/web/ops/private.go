@@ -3,7 +3,8 @@ package ops
 import (
 	"net/http"
 	"net/netip"
-	"strings"
+
+	"github.com/trustlayer/trustlayer/services/scoring/internal/api"
 )
 
 // IsPrivate reports whether a is an address GET /metrics answers (Document 2: "private network"):
@@ -15,37 +16,24 @@ func IsPrivate(a netip.Addr) bool {
 }
 
 // ClientAddr is the address of the caller of r and whether every proxy between it and the service
-// is on a private network. proxyHops is SCORING_TRUSTED_PROXY_HOPS, the number of proxies in front of
-// the service that append their peer's address to X-Forwarded-For (the control plane's sign-in
-// throttle reads the same setting). The chain is the header's entries followed by the connection's
-// peer; the caller is the entry proxyHops from its end (or the first, when the request came through
-// fewer proxies, as a scraper inside the cluster does). Entries left of the caller were written by
-// the caller and are never believed. ok is false when an entry does not parse.
+// is on a private network, by api.ForwardedClient's rule; proxyHops is SCORING_TRUSTED_PROXY_HOPS. A
+// scraper inside the cluster, which reaches the service through fewer proxies, is the chain's first
+// entry. ok is false when the peer or a believed entry does not parse.
 func ClientAddr(r *http.Request, proxyHops int) (client netip.Addr, proxiesPrivate, ok bool) {
 	peer, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
 		return netip.Addr{}, false, false
 	}
-	chain := []netip.Addr{peer.Addr().Unmap()}
+	var forwarded []string
 	if proxyHops > 0 {
-		var hops []netip.Addr
-		for _, header := range r.Header.Values("X-Forwarded-For") {
-			for entry := range strings.SplitSeq(header, ",") {
-				a, err := netip.ParseAddr(strings.TrimSpace(entry))
-				if err != nil {
-					return netip.Addr{}, false, false
-				}
-				hops = append(hops, a.Unmap())
-			}
-		}
-		chain = append(hops, chain...)
+		forwarded = r.Header.Values("X-Forwarded-For")
 	}
-	i := max(len(chain)-1-proxyHops, 0)
-	proxiesPrivate = true
-	for _, proxy := range chain[i+1:] {
+	client, proxies, ok := api.ForwardedClient(forwarded, peer.Addr(), proxyHops)
+	proxiesPrivate = ok
+	for _, proxy := range proxies {
 		proxiesPrivate = proxiesPrivate && IsPrivate(proxy)
 	}
-	return chain[i], proxiesPrivate, true
+	return client, proxiesPrivate, ok
 }
 
 // PrivateOnly serves next to private-network callers and answers 403 to everyone else. A caller
