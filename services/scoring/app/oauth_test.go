@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -626,5 +627,49 @@ WHERE a.email = 'jane.doe@example.com' AND k.name = 'agent' AND k.revoked_at IS 
 	s.waitUsage(t, tok.AccessToken, 1)
 	if u := s.call("GET", "/v1/usage", nil, bearer(tok.AccessToken)).obj(t); u["key_prefix"] != prefix {
 		t.Fatalf("the tool call was metered to %v, want the agent key %s", u["key_prefix"], prefix)
+	}
+}
+
+// Concurrent exchanges of one code: one wins, every other is told invalid_grant (not a server
+// error), and since the code was used more than once the winner's grant is revoked (RFC 6749 4.1.2).
+func TestOAuthCodeExchangedConcurrently(t *testing.T) {
+	t.Parallel()
+	s := startOAuthService(t)
+	cfg := s.registerClient(t)
+	verifier := oauth2.GenerateVerifier()
+	code := s.authorize(t, newBrowser(t), cfg, verifier)
+
+	const n = 8
+	type answer struct {
+		status int
+		body   map[string]any
+	}
+	answers := make([]answer, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range answers {
+		wg.Go(func() {
+			<-start
+			status, body := s.exchange(t, cfg, code, verifier)
+			answers[i] = answer{status, body}
+		})
+	}
+	close(start)
+	wg.Wait()
+	var access string
+	for _, a := range answers {
+		switch {
+		case a.status == 200 && access == "":
+			access, _ = a.body["access_token"].(string)
+		case a.status == 400 && a.body["error"] == "invalid_grant":
+		default:
+			t.Fatalf("answers %v: want one 200 and %d times 400 invalid_grant", answers, n-1)
+		}
+	}
+	if access == "" {
+		t.Fatalf("answers %v: no exchange succeeded", answers)
+	}
+	if r := score(s.stack, access); r.status != 401 {
+		t.Fatalf("score with the token of a code used %d times: %d %s, want 401", n, r.status, r.body)
 	}
 }

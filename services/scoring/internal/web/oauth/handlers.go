@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -173,6 +174,13 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp, err := s.provider.NewAccessResponse(ctx, ar)
+	if spent := (*codeSpentError)(nil); errors.As(err, &spent) {
+		// Two exchanges of one code raced and this one lost: the code was used twice.
+		if revokeErr := s.tokens.revokeGrant(ctx, spent.requestID); revokeErr != nil {
+			s.log.Error("oauth: revoking the grant of a code used twice failed", "error", revokeErr)
+		}
+		err = fosite.ErrInvalidGrant.WithHint("The authorization code has already been used.")
+	}
 	if err != nil {
 		s.logFositeError("token response", err)
 		s.provider.WriteAccessError(ctx, w, ar, err)

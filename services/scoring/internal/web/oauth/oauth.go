@@ -98,6 +98,7 @@ type Server struct {
 	metadataDoc []byte
 	st          Store
 	provider    fosite.OAuth2Provider
+	tokens      *storage // fosite's storage: the token endpoint revokes a grant through it
 	bridge      *bridge
 	auth        *Authenticator
 	log         *slog.Logger
@@ -144,7 +145,7 @@ func New(cfg Config, st Store, k Keys) *Server {
 		compose.OAuth2TokenIntrospectionFactory,
 	)
 	s := &Server{
-		secret: cfg.Secret, issuer: issuer, metadataDoc: metadataJSON(issuer), st: st, provider: provider, log: cfg.Log,
+		secret: cfg.Secret, issuer: issuer, metadataDoc: metadataJSON(issuer), st: st, provider: provider, tokens: stg, log: cfg.Log,
 		bridge:   newBridge(cfg.OIDC, issuer+CallbackPath, cfg.HTTPClient, st, cfg.Log),
 		register: newRegistrar(st, cfg.Log),
 	}

@@ -177,12 +177,33 @@ func (s *storage) GetAuthorizeCodeSession(ctx context.Context, code string, sess
 	return r, nil
 }
 
-// InvalidateAuthorizeCodeSession marks a code spent.
+// codeSpentError is a code that a concurrent exchange spent between this exchange's read of it and its
+// own attempt to spend it. fosite reports any error of InvalidateAuthorizeCodeSession as a server error
+// and rolls the transaction back; the token endpoint turns this one into invalid_grant and revokes what
+// the other exchange issued (RFC 6749 4.1.2), outside the rolled-back transaction.
+type codeSpentError struct{ requestID string }
+
+func (e *codeSpentError) Error() string { return "oauth: authorization code already used" }
+
+// InvalidateAuthorizeCodeSession marks a code spent; *codeSpentError when another exchange did first.
 func (s *storage) InvalidateAuthorizeCodeSession(ctx context.Context, code string) error {
-	if err := s.st.DeactivateOAuthToken(ctx, kindCode, signatureHash(code)); err != nil {
+	err := s.st.DeactivateOAuthToken(ctx, kindCode, signatureHash(code))
+	if errors.Is(err, store.ErrNotFound) {
+		t, lookErr := s.st.OAuthToken(ctx, kindCode, signatureHash(code))
+		if lookErr != nil {
+			return storageErr(lookErr)
+		}
+		return &codeSpentError{requestID: t.RequestID}
+	}
+	if err != nil {
 		return storageErr(err)
 	}
 	return nil
+}
+
+// revokeGrant revokes every token of a grant (request id): its access tokens and refresh tokens.
+func (s *storage) revokeGrant(ctx context.Context, requestID string) error {
+	return errors.Join(s.RevokeAccessToken(ctx, requestID), s.RevokeRefreshToken(ctx, requestID))
 }
 
 // CreatePKCERequestSession stores the code challenge of an authorization code.
