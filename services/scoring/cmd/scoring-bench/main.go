@@ -126,8 +126,9 @@ func run(ctx context.Context, adminURL, natsURL string, d time.Duration, workers
 	}
 	client := loadtest.NewClient(workers*4, 10*time.Second)
 	// Paid keys, as the issue asks; many of them, as many customers would, so that the 50 requests/s
-	// of one paid key is not what the run measures.
-	keys, err := paidKeys(client, service, 200)
+	// of one paid key is not what the run measures: 1,000 of them admit 50,000 requests/s, well above
+	// the service's maximum on two cores (200 admitted 10,000/s, which the service passed by 2026-11).
+	keys, err := paidKeys(client, service, 1000)
 	if err != nil {
 		return err
 	}
@@ -198,20 +199,27 @@ func run(ctx context.Context, adminURL, natsURL string, d time.Duration, workers
 	if openRate > 0 {
 		half = openRate
 	}
-	// The baseline at the same fixed rate tells the machine's own tail (scheduling on shared cores)
-	// from the service's.
+	// Two references for the service's tail: the baseline at the same rate (less loaded, as it does
+	// less per request) and the baseline at half of its own maximum, where it keeps its core as busy
+	// as the service keeps its own. On a machine whose scheduler stalls a core for milliseconds, the
+	// second is what a plain handler's p99 is at the utilisation the target names.
+	baseHalf := baseRPS / 2
 	openBase := loadtest.OpenLoop(ctx, client, plainReq, half, d, 128)
 	open := loadtest.OpenLoop(ctx, client, gatewayReq, half, d, 128)
+	openBaseHalf := loadtest.OpenLoop(ctx, client, plainReq, baseHalf, d, 128)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	for _, o := range []struct {
 		name string
+		rate float64
 		r    loadtest.Result
-	}{{"baseline", openBase}, {"service ", open}} {
-		fmt.Fprintf(out, "open loop %s at %.0f req/s: p50 %s  p99 %s  max %s  failed %d/%d (target p99 <= 5ms)\n", o.name,
-			half, o.r.P50.Round(time.Microsecond), o.r.P99.Round(time.Microsecond), o.r.Max.Round(time.Microsecond), o.r.Failed, o.r.Requests)
+	}{{"baseline", half, openBase}, {"service ", half, open}, {"baseline", baseHalf, openBaseHalf}} {
+		fmt.Fprintf(out, "open loop %s at %5.0f req/s: p50 %-9s p99 %-9s max %-9s failed %d/%d (target p99 <= 5ms)\n", o.name,
+			o.rate, o.r.P50.Round(time.Microsecond), o.r.P99.Round(time.Microsecond), o.r.Max.Round(time.Microsecond), o.r.Failed, o.r.Requests)
 	}
+	fmt.Fprintf(out, "open-loop p99 at half of each path's own maximum, service/baseline: %.2fx\n",
+		float64(open.P99)/float64(openBaseHalf.P99))
 
 	bt := loadtest.ClosedLoop(ctx, client, batchReq, workers, d)
 	if ctx.Err() != nil {
