@@ -98,7 +98,7 @@ func TestOpenLoopSendsTheRateForTheDuration(t *testing.T) {
 	t.Cleanup(ts.Close)
 
 	// 200 requests/s for 250ms: 50 requests, the last due at 49 x 5ms = 245ms.
-	r := loadtest.OpenLoop(context.Background(), loadtest.NewClient(8, 5*time.Second), func(i int) (string, string, []byte, http.Header) {
+	r := loadtest.OpenLoop(context.Background(), func(i int) (string, string, []byte, http.Header) {
 		return http.MethodGet, ts.URL + "?i=" + strconv.Itoa(i), nil, nil
 	}, 200, 250*time.Millisecond, 8)
 
@@ -126,7 +126,7 @@ func TestOpenLoopStopsWhenItsContextEnds(t *testing.T) {
 	defer cancel()
 
 	start := time.Now()
-	r := loadtest.OpenLoop(ctx, loadtest.NewClient(4, 5*time.Second), post(ts.URL), 100, time.Minute, 4)
+	r := loadtest.OpenLoop(ctx, post(ts.URL), 100, time.Minute, 4)
 
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("OpenLoop returned after %s, want soon after its context ended (100ms)", d)

@@ -204,9 +204,9 @@ func run(ctx context.Context, adminURL, natsURL string, d time.Duration, workers
 	// as the service keeps its own. On a machine whose scheduler stalls a core for milliseconds, the
 	// second is what a plain handler's p99 is at the utilisation the target names.
 	baseHalf := baseRPS / 2
-	openBase := loadtest.OpenLoop(ctx, client, plainReq, half, d, 128)
-	open := loadtest.OpenLoop(ctx, client, gatewayReq, half, d, 128)
-	openBaseHalf := loadtest.OpenLoop(ctx, client, plainReq, baseHalf, d, 128)
+	openBase := loadtest.OpenLoop(ctx, plainReq, half, d, 128)
+	open := loadtest.OpenLoop(ctx, gatewayReq, half, d, 128)
+	openBaseHalf := loadtest.OpenLoop(ctx, plainReq, baseHalf, d, 128)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
