@@ -51,8 +51,8 @@ func (t *keyTable) lookup(keyID string) *keyState {
 }
 
 // get returns the key's state, creating it on the key's first use. Only UUIDs become keys: the key
-// id is a foreign key of every row the meter writes, and a row the database rejects would fail its
-// batch on every retry.
+// id is a UUID column of every row the meter writes (and a foreign key of the usage counters), and a
+// row the database rejects would fail its batch on every retry.
 func (t *keyTable) get(keyID string) (*keyState, error) {
 	if ks := t.lookup(keyID); ks != nil {
 		return ks, nil
