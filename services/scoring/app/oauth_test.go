@@ -630,8 +630,9 @@ WHERE a.email = 'jane.doe@example.com' AND k.name = 'agent' AND k.revoked_at IS 
 	}
 }
 
-// Concurrent exchanges of one code: one wins, every other is told invalid_grant (not a server
-// error), and since the code was used more than once the winner's grant is revoked (RFC 6749 4.1.2).
+// Concurrent exchanges of one code: at most one gets tokens, every other is told invalid_grant (not a
+// server error), and since the code was used more than once the tokens issued are revoked (RFC 6749
+// 4.1.2). None gets tokens when a loser spends the code before the winner's transaction does.
 func TestOAuthCodeExchangedConcurrently(t *testing.T) {
 	t.Parallel()
 	s := startOAuthService(t)
@@ -663,11 +664,11 @@ func TestOAuthCodeExchangedConcurrently(t *testing.T) {
 			access, _ = a.body["access_token"].(string)
 		case a.status == 400 && a.body["error"] == "invalid_grant":
 		default:
-			t.Fatalf("answers %v: want one 200 and %d times 400 invalid_grant", answers, n-1)
+			t.Fatalf("answers %v: want at most one 200 and otherwise 400 invalid_grant", answers)
 		}
 	}
 	if access == "" {
-		t.Fatalf("answers %v: no exchange succeeded", answers)
+		return
 	}
 	if r := score(s.stack, access); r.status != 401 {
 		t.Fatalf("score with the token of a code used %d times: %d %s, want 401", n, r.status, r.body)

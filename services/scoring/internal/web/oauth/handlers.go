@@ -1,11 +1,11 @@
 package oauth
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -169,24 +169,42 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	ar, err := s.provider.NewAccessRequest(ctx, r, &Session{})
 	if err != nil {
+		err = s.codeUsedTwice(ctx, r, err)
 		s.logFositeError("token request", err)
 		s.provider.WriteAccessError(ctx, w, ar, err)
 		return
 	}
 	resp, err := s.provider.NewAccessResponse(ctx, ar)
-	if spent := (*codeSpentError)(nil); errors.As(err, &spent) {
-		// Two exchanges of one code raced and this one lost: the code was used twice.
-		if revokeErr := s.tokens.revokeGrant(ctx, spent.requestID); revokeErr != nil {
-			s.log.Error("oauth: revoking the grant of a code used twice failed", "error", revokeErr)
-		}
-		err = fosite.ErrInvalidGrant.WithHint("The authorization code has already been used.")
-	}
 	if err != nil {
+		err = s.codeUsedTwice(ctx, r, err)
 		s.logFositeError("token response", err)
 		s.provider.WriteAccessError(ctx, w, ar, err)
 		return
 	}
 	s.provider.WriteAccessResponse(ctx, w, ar, resp)
+}
+
+// codeUsedTwice turns the failure of an authorization code exchange into invalid_grant, and revokes
+// every token the code gave (RFC 6749 4.1.2), when another exchange used the code. fosite does both
+// only when its first read of the code finds it spent; exchanges that race past that read fail later,
+// on the PKCE session the other deleted or on spending the code, as server errors or with nothing
+// revoked. Of concurrent exchanges of one code, at most one gets tokens, and those are revoked.
+func (s *Server) codeUsedTwice(ctx context.Context, r *http.Request, err error) error {
+	if r.PostForm.Get("grant_type") != "authorization_code" {
+		return err
+	}
+	code := r.PostForm.Get("code")
+	if code == "" {
+		return err
+	}
+	requestID, used := s.tokens.codeUsed(ctx, s.codes.AuthorizeCodeSignature(ctx, code))
+	if !used {
+		return err
+	}
+	if revokeErr := s.tokens.revokeGrant(ctx, requestID); revokeErr != nil {
+		s.log.Error("oauth: revoking the grant of a code used twice failed", "error", revokeErr)
+	}
+	return fosite.ErrInvalidGrant.WithHint("The authorization code has already been used.")
 }
 
 // logFositeError logs server-side failures (the client only sees server_error); a client's own

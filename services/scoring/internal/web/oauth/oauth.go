@@ -17,6 +17,7 @@ import (
 
 	"github.com/ory/fosite"
 	"github.com/ory/fosite/compose"
+	"github.com/ory/fosite/handler/oauth2"
 
 	"github.com/trustlayer/trustlayer/services/scoring/internal/keys"
 )
@@ -98,7 +99,8 @@ type Server struct {
 	metadataDoc []byte
 	st          Store
 	provider    fosite.OAuth2Provider
-	tokens      *storage // fosite's storage: the token endpoint revokes a grant through it
+	tokens      *storage                // fosite's storage: the token endpoint revokes a grant through it
+	codes       *oauth2.HMACSHAStrategy // fosite's token strategy: the signature of a code is its storage key
 	bridge      *bridge
 	auth        *Authenticator
 	log         *slog.Logger
@@ -138,14 +140,15 @@ func New(cfg Config, st Store, k Keys) *Server {
 		RedirectSecureChecker: fosite.IsRedirectURISecureStrict,
 	}
 	stg := &storage{st: st}
-	provider := compose.Compose(fc, stg, compose.NewOAuth2HMACStrategy(fc),
+	strategy := compose.NewOAuth2HMACStrategy(fc)
+	provider := compose.Compose(fc, stg, strategy,
 		compose.OAuth2AuthorizeExplicitFactory,
 		compose.OAuth2RefreshTokenGrantFactory,
 		compose.OAuth2PKCEFactory,
 		compose.OAuth2TokenIntrospectionFactory,
 	)
 	s := &Server{
-		secret: cfg.Secret, issuer: issuer, metadataDoc: metadataJSON(issuer), st: st, provider: provider, tokens: stg, log: cfg.Log,
+		secret: cfg.Secret, issuer: issuer, metadataDoc: metadataJSON(issuer), st: st, provider: provider, tokens: stg, codes: strategy, log: cfg.Log,
 		bridge:   newBridge(cfg.OIDC, issuer+CallbackPath, cfg.HTTPClient, st, cfg.Log),
 		register: newRegistrar(st, cfg.Log),
 	}

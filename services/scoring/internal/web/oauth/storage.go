@@ -177,28 +177,40 @@ func (s *storage) GetAuthorizeCodeSession(ctx context.Context, code string, sess
 	return r, nil
 }
 
-// codeSpentError is a code that a concurrent exchange spent between this exchange's read of it and its
-// own attempt to spend it. fosite reports any error of InvalidateAuthorizeCodeSession as a server error
-// and rolls the transaction back; the token endpoint turns this one into invalid_grant and revokes what
-// the other exchange issued (RFC 6749 4.1.2), outside the rolled-back transaction.
-type codeSpentError struct{ requestID string }
-
-func (e *codeSpentError) Error() string { return "oauth: authorization code already used" }
-
-// InvalidateAuthorizeCodeSession marks a code spent; *codeSpentError when another exchange did first.
+// InvalidateAuthorizeCodeSession marks a code spent; fosite.ErrInvalidatedAuthorizeCode when another
+// exchange did first (the token endpoint's codeUsedTwice then answers for it).
 func (s *storage) InvalidateAuthorizeCodeSession(ctx context.Context, code string) error {
 	err := s.st.DeactivateOAuthToken(ctx, kindCode, signatureHash(code))
 	if errors.Is(err, store.ErrNotFound) {
-		t, lookErr := s.st.OAuthToken(ctx, kindCode, signatureHash(code))
-		if lookErr != nil {
-			return storageErr(lookErr)
-		}
-		return &codeSpentError{requestID: t.RequestID}
+		return fosite.ErrInvalidatedAuthorizeCode
 	}
 	if err != nil {
 		return storageErr(err)
 	}
 	return nil
+}
+
+// codeUsed reports whether another exchange used the code, and the code's grant (request id). A spent
+// code was used. An active code whose PKCE session is gone is being exchanged by another request at
+// this moment: fosite deletes that session before it spends the code in the exchange's transaction.
+// This request then spends the code itself, waiting for that transaction if it holds the code's row,
+// so that the other exchange either fails or has committed its tokens by the time the caller revokes
+// the grant. Called after the exchange failed, outside its transaction.
+func (s *storage) codeUsed(ctx context.Context, signature string) (string, bool) {
+	h := signatureHash(signature)
+	t, err := s.st.OAuthToken(ctx, kindCode, h)
+	if err != nil {
+		return "", false
+	}
+	if t.Active {
+		if _, err := s.st.OAuthToken(ctx, kindPKCE, h); !errors.Is(err, store.ErrNotFound) {
+			return "", false
+		}
+		if err := s.st.DeactivateOAuthToken(ctx, kindCode, h); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return "", false
+		}
+	}
+	return t.RequestID, true
 }
 
 // revokeGrant revokes every token of a grant (request id): its access tokens and refresh tokens.
