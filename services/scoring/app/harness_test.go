@@ -23,7 +23,7 @@ const adminToken = "scoring-test-admin-token"
 
 // stack is one scoring service started in-process.
 type stack struct {
-	t    *testing.T
+	t    testing.TB
 	base string
 	pool *pgxpool.Pool
 	env  map[string]string
@@ -52,7 +52,7 @@ func (b *syncBuffer) String() string {
 }
 
 // testEnv is a fresh database and NATS namespace, plus extra variables.
-func testEnv(t *testing.T, extra map[string]string) map[string]string {
+func testEnv(t testing.TB, extra map[string]string) map[string]string {
 	env := map[string]string{
 		"SCORING_DATABASE_URL":         pgtest.NewDatabase(t),
 		"SCORING_ADMIN_TOKEN":          adminToken,
@@ -68,12 +68,12 @@ func testEnv(t *testing.T, extra map[string]string) map[string]string {
 	return env
 }
 
-func startService(t *testing.T, extra map[string]string) *stack {
+func startService(t testing.TB, extra map[string]string) *stack {
 	return startWithEnv(t, testEnv(t, extra))
 }
 
 // startWithEnv starts the service; stop (also run at cleanup) shuts it down gracefully.
-func startWithEnv(t *testing.T, env map[string]string) *stack {
+func startWithEnv(t testing.TB, env map[string]string) *stack {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	getenv := func(k string) string { return env[k] }
@@ -109,7 +109,7 @@ type reply struct {
 	body   []byte
 }
 
-func (r reply) obj(t *testing.T) map[string]any {
+func (r reply) obj(t testing.TB) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(r.body, &m); err != nil {

@@ -2,7 +2,13 @@
 // rate limiting with paid keys, metering, tracing) against a plain net/http + encoding/json handler
 // doing the same model work, side by side in one run on one machine, and reports ratios:
 //
-//	go run ./services/scoring/cmd/scoring-bench [-duration 10s] [-workers 16]
+//	go run ./services/scoring/cmd/scoring-bench [-duration 10s] [-workers 16] [-rounds 3]
+//
+// The open-loop tail is measured in rounds that alternate between the baseline and the service, each
+// at half of its own maximum, and judged by the median p99 of the rounds: on a shared virtual machine a
+// slow spell of a few minutes moves a single run by 2-5x. -open-only with -rate and -base-rate runs
+// only those rounds, and -service-env passes settings to the service (GOGC=400, for example), for
+// experiments on the tail.
 //
 // It needs PostgreSQL and NATS (make deps); it creates and drops a database of its own.
 package main
@@ -20,6 +26,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -27,15 +35,44 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/loadtest"
 )
 
+// options are the command's flags.
+type options struct {
+	adminURL, natsURL string
+	d                 time.Duration
+	workers           int
+	rate, baseRate    float64 // open-loop rates of the service and the baseline; 0: half of the measured maximum
+	rounds            int
+	openOnly          bool
+	cpuProfile        string
+	serviceEnv        map[string]string
+	placement         []loadtest.ChildOption
+}
+
 func main() {
-	duration := flag.Duration("duration", 10*time.Second, "length of each measured run")
-	workers := flag.Int("workers", 16, "concurrent clients of the closed-loop runs")
-	adminURL := flag.String("pg", envOr("PGTEST_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "PostgreSQL admin URL")
-	openRate := flag.Float64("rate", 0, "rate of the open-loop run (default: half the measured maximum)")
-	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the service process, over the whole run, to this file")
-	natsURL := flag.String("nats", envOr("NATS_URL", "nats://127.0.0.1:4222"), "NATS URL")
+	o := options{serviceEnv: map[string]string{}}
+	flag.DurationVar(&o.d, "duration", 10*time.Second, "length of each measured run")
+	flag.IntVar(&o.workers, "workers", 16, "concurrent clients of the closed-loop runs")
+	flag.StringVar(&o.adminURL, "pg", envOr("PGTEST_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "PostgreSQL admin URL")
+	flag.Float64Var(&o.rate, "rate", 0, "rate of the service's open-loop runs (default: half its measured maximum)")
+	flag.Float64Var(&o.baseRate, "base-rate", 0, "rate of the baseline's open-loop runs (default: half its measured maximum)")
+	flag.IntVar(&o.rounds, "rounds", 3, "open-loop rounds, each a baseline run and a service run")
+	flag.BoolVar(&o.openOnly, "open-only", false, "run only the open-loop rounds (needs -rate and -base-rate)")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the service process, over the whole run, to this file")
+	flag.StringVar(&o.natsURL, "nats", envOr("NATS_URL", "nats://127.0.0.1:4222"), "NATS URL")
+	flag.Func("service-env", "KEY=VALUE added to the service's environment (repeatable)", func(v string) error {
+		k, val, ok := strings.Cut(v, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("want KEY=VALUE, got %q", v)
+		}
+		o.serviceEnv[k] = val
+		return nil
+	})
 	pin := flag.Bool("pin", true, "run the service and the baseline on CPU 0 and the load on CPU 1 (needs 2 CPUs)")
 	flag.Parse()
+	if o.rounds < 1 || (o.openOnly && (o.rate <= 0 || o.baseRate <= 0)) {
+		fmt.Fprintln(os.Stderr, "scoring-bench: -rounds must be at least 1, and -open-only needs -rate and -base-rate")
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if served, err := serveRole(ctx); served {
@@ -45,7 +82,6 @@ func main() {
 		}
 		return
 	}
-	var placement []loadtest.ChildOption
 	if *pin {
 		// The load generator is itself a busy HTTP client: sharing cores with it, a request waits for
 		// the scheduler as often as for the service, and the open-loop tail measures the machine.
@@ -53,9 +89,9 @@ func main() {
 			fmt.Fprintln(os.Stderr, "scoring-bench:", err)
 			os.Exit(1)
 		}
-		placement = append(placement, loadtest.WithCPUs("0"))
+		o.placement = append(o.placement, loadtest.WithCPUs("0"))
 	}
-	if err := run(ctx, *adminURL, *natsURL, *duration, *workers, *openRate, *cpuProfile, placement, os.Stdout); err != nil {
+	if err := run(ctx, o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "scoring-bench:", err)
 		os.Exit(1)
 	}
@@ -75,8 +111,9 @@ var claimPayload = map[string]any{
 	"cpt_code": "99214", "icd10_code": "E11.9", "billed_amount": 245.0, "place_of_service": "11", "network_status": "in_network",
 }
 
-func run(ctx context.Context, adminURL, natsURL string, d time.Duration, workers int, openRate float64, cpuProfile string, placement []loadtest.ChildOption, out io.Writer) error {
-	dbURL, drop, err := loadtest.TempDatabase(ctx, adminURL, "scoring_bench")
+func run(ctx context.Context, o options, out io.Writer) error {
+	d, workers, placement := o.d, o.workers, o.placement
+	dbURL, drop, err := loadtest.TempDatabase(ctx, o.adminURL, "scoring_bench")
 	if err != nil {
 		return err
 	}
@@ -87,7 +124,7 @@ func run(ctx context.Context, adminURL, natsURL string, d time.Duration, workers
 	defer func() {
 		// The service provisions its streams in the run's own namespace; leave nothing behind, after
 		// the service stopped (defers run last in, first out).
-		b, err := bus.Connect(natsURL, "bench"+hex.EncodeToString(suffix), "scoring-bench", slog.New(slog.NewTextHandler(io.Discard, nil)))
+		b, err := bus.Connect(o.natsURL, "bench"+hex.EncodeToString(suffix), "scoring-bench", slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err == nil {
 			_ = b.JS.DeleteStream(context.Background(), b.StreamName(bus.PolicyChanges.Name))
 			b.Close()
@@ -96,13 +133,17 @@ func run(ctx context.Context, adminURL, natsURL string, d time.Duration, workers
 	// The service and the baseline run as processes of their own, as they would in production, so
 	// that neither shares a heap, a garbage collector or a scheduler with the other or with the load.
 	serviceEnv := func(addr, profile string) map[string]string {
-		return map[string]string{
+		env := map[string]string{
 			"SCORING_DATABASE_URL": dbURL, "SCORING_ADMIN_TOKEN": adminToken, "SCORING_HTTP_ADDR": addr,
-			"SCORING_GRPC_ADDR": loadtest.FreeAddr(), "NATS_URL": natsURL, "NATS_NAMESPACE": "bench" + hex.EncodeToString(suffix),
+			"SCORING_GRPC_ADDR": loadtest.FreeAddr(), "NATS_URL": o.natsURL, "NATS_NAMESPACE": "bench" + hex.EncodeToString(suffix),
 			"SCORING_LOG_LEVEL": "warn", profileVar: profile,
 		}
+		for k, v := range o.serviceEnv {
+			env[k] = v
+		}
+		return env
 	}
-	svc, err := loadtest.StartChild(roleVar, "service", serviceEnv(serviceAddr, cpuProfile), placement...)
+	svc, err := loadtest.StartChild(roleVar, "service", serviceEnv(serviceAddr, o.cpuProfile), placement...)
 	if err != nil {
 		return err
 	}
@@ -161,6 +202,9 @@ func run(ctx context.Context, adminURL, natsURL string, d time.Duration, workers
 	fmt.Fprintf(out, "scoring-bench: %d workers, %s per run, %s (load GOMAXPROCS=%d)\n", workers, d, where, runtime.GOMAXPROCS(0))
 	loadtest.ClosedLoop(ctx, client, plainReq, workers, d/4) // warm both paths up
 	loadtest.ClosedLoop(ctx, client, gatewayReq, workers, d/4)
+	if o.openOnly {
+		return openRounds(ctx, out, o, plainReq, gatewayReq, o.baseRate, o.rate)
+	}
 	// Two interleaved rounds, so that a noisy moment of the machine hits both paths.
 	var b, g [2]loadtest.Result
 	for round := range 2 {
@@ -195,31 +239,19 @@ func run(ctx context.Context, adminURL, natsURL string, d time.Duration, workers
 	fmt.Fprintf(out, "throughput ratio metering on/off: %.2fx (target >= 0.9x)\n",
 		(on[0].RPS()+on[1].RPS())/(off[0].RPS()+off[1].RPS()))
 
-	half := gwRPS / 2
-	if openRate > 0 {
-		half = openRate
+	// The target names half of each path's own maximum, where the baseline keeps its core as busy as
+	// the service keeps its own: on a machine whose scheduler stalls a core for milliseconds, that is
+	// what a plain handler's p99 is at the same utilisation.
+	half, baseHalf := gwRPS/2, baseRPS/2
+	if o.rate > 0 {
+		half = o.rate
 	}
-	// Two references for the service's tail: the baseline at the same rate (less loaded, as it does
-	// less per request) and the baseline at half of its own maximum, where it keeps its core as busy
-	// as the service keeps its own. On a machine whose scheduler stalls a core for milliseconds, the
-	// second is what a plain handler's p99 is at the utilisation the target names.
-	baseHalf := baseRPS / 2
-	openBase := loadtest.OpenLoop(ctx, plainReq, half, d, 128)
-	open := loadtest.OpenLoop(ctx, gatewayReq, half, d, 128)
-	openBaseHalf := loadtest.OpenLoop(ctx, plainReq, baseHalf, d, 128)
-	if ctx.Err() != nil {
-		return ctx.Err()
+	if o.baseRate > 0 {
+		baseHalf = o.baseRate
 	}
-	for _, o := range []struct {
-		name string
-		rate float64
-		r    loadtest.Result
-	}{{"baseline", half, openBase}, {"service ", half, open}, {"baseline", baseHalf, openBaseHalf}} {
-		fmt.Fprintf(out, "open loop %s at %5.0f req/s: p50 %-9s p99 %-9s max %-9s failed %d/%d (target p99 <= 5ms)\n", o.name,
-			o.rate, o.r.P50.Round(time.Microsecond), o.r.P99.Round(time.Microsecond), o.r.Max.Round(time.Microsecond), o.r.Failed, o.r.Requests)
+	if err := openRounds(ctx, out, o, plainReq, gatewayReq, baseHalf, half); err != nil {
+		return err
 	}
-	fmt.Fprintf(out, "open-loop p99 at half of each path's own maximum, service/baseline: %.2fx\n",
-		float64(open.P99)/float64(openBaseHalf.P99))
 
 	bt := loadtest.ClosedLoop(ctx, client, batchReq, workers, d)
 	if ctx.Err() != nil {
@@ -231,6 +263,39 @@ func run(ctx context.Context, adminURL, natsURL string, d time.Duration, workers
 	fmt.Fprintf(out, "cost per claim: single %s, batch of 100 %s, ratio %.3fx (target <= 0.2x)\n",
 		time.Duration(perClaimSingle*1e9).Round(time.Microsecond), time.Duration(perClaimBatch*1e9).Round(time.Microsecond), perClaimBatch/perClaimSingle)
 	return nil
+}
+
+// openRounds runs the open loop at fixed rates in rounds that alternate between the baseline and the
+// service, reports every run and judges the tail by the median p99 of the rounds.
+func openRounds(ctx context.Context, out io.Writer, o options, plainReq, gatewayReq loadtest.Request, baseRate, rate float64) error {
+	var baseP99, svcP99 []time.Duration
+	for round := range o.rounds {
+		b := loadtest.OpenLoop(ctx, plainReq, baseRate, o.d, 128)
+		g := loadtest.OpenLoop(ctx, gatewayReq, rate, o.d, 128)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		for _, x := range []struct {
+			name string
+			rate float64
+			r    loadtest.Result
+		}{{"baseline", baseRate, b}, {"service ", rate, g}} {
+			fmt.Fprintf(out, "open loop, round %d, %s at %5.0f req/s: p50 %-9s p99 %-9s max %-9s failed %d/%d\n", round+1, x.name,
+				x.rate, x.r.P50.Round(time.Microsecond), x.r.P99.Round(time.Microsecond), x.r.Max.Round(time.Microsecond), x.r.Failed, x.r.Requests)
+		}
+		baseP99, svcP99 = append(baseP99, b.P99), append(svcP99, g.P99)
+	}
+	bm, sm := median(baseP99), median(svcP99)
+	fmt.Fprintf(out, "open-loop median p99 of %d rounds: service %s at %.0f req/s (target <= 5ms), baseline %s at %.0f req/s, ratio %.2fx\n",
+		o.rounds, sm.Round(time.Microsecond), rate, bm.Round(time.Microsecond), baseRate, float64(sm)/float64(bm))
+	return nil
+}
+
+// median is the middle value (the upper one of an even count).
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 func report(out io.Writer, name string, rs ...loadtest.Result) {
