@@ -14,7 +14,8 @@ import (
 // per request, the main source of the open-loop tail on one core (README, "Performance"); run it
 // with -memprofile to see where they come from.
 func BenchmarkScoreOverHTTP(b *testing.B) {
-	s := startService(b, nil)
+	// At warn, as scoring-bench runs it: no access or decision log line per request.
+	s := startService(b, map[string]string{"SCORING_LOG_LEVEL": "warn"})
 	// Internal keys admit 1,000 requests/s each; enough of them keep the limiter out of the way.
 	const nkeys = 64
 	auth := make([]string, nkeys)

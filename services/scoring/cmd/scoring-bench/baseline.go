@@ -54,7 +54,7 @@ func (b baseline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"detail":"unknown workflow"}`, http.StatusUnprocessableEntity)
 		return
 	}
-	c, errs := claim.Check(wf, req.Payload)
+	c, errs := claim.Check(wf, claim.Map(req.Payload))
 	if len(errs) > 0 {
 		http.Error(w, `{"detail":"invalid"}`, http.StatusUnprocessableEntity)
 		return

@@ -3,7 +3,9 @@ package api
 import (
 	"context"
 	"errors"
+	"iter"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
 	"strconv"
@@ -242,11 +244,27 @@ func (s *Scoring) record(keyID, accountID, requestID, route string, d decision.D
 	}
 }
 
+// structPayload is a claim.Payload over the gateway's structpb payload, read field by field: copying
+// it into a map with AsMap was 3 % of the service's CPU under the scoring load.
+type structPayload struct{ s *structpb.Struct }
+
+func (p structPayload) Field(name string) (any, bool) {
+	v, ok := p.s.GetFields()[name]
+	if !ok {
+		return nil, false
+	}
+	return v.AsInterface(), true
+}
+
+func (p structPayload) Len() int { return len(p.s.GetFields()) }
+
+func (p structPayload) Names() iter.Seq[string] { return maps.Keys(p.s.GetFields()) }
+
 // decide validates and scores one payload.
 func (s *Scoring) decide(workflow string, payload *structpb.Struct, o decision.Options) (decision.Decision, *scoringv1.ScoreResult, error) {
 	// Check reports an unknown workflow like any other field error (rule "workflow").
 	w := claim.Workflow(workflow)
-	c, errs := claim.Check(w, payload.AsMap())
+	c, errs := claim.Check(w, structPayload{payload})
 	if len(errs) > 0 {
 		return decision.Decision{}, nil, errs
 	}

@@ -36,7 +36,7 @@ func FuzzValidate(f *testing.F) {
 		}
 		w := Workflow(workflow)
 		c, norm, errs := Validate(w, p)
-		if cc, cerrs := Check(w, p); !reflect.DeepEqual(cc, c) || !reflect.DeepEqual(cerrs, errs) {
+		if cc, cerrs := Check(w, Map(p)); !reflect.DeepEqual(cc, c) || !reflect.DeepEqual(cerrs, errs) {
 			t.Fatalf("Check disagrees with Validate: %+v %v, want %+v %v", cc, cerrs, c, errs)
 		}
 		for _, e := range errs {

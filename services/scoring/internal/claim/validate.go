@@ -3,6 +3,8 @@ package claim
 import (
 	"encoding/json"
 	"fmt"
+	"iter"
+	"maps"
 	"math"
 	"math/big"
 	"strconv"
@@ -116,32 +118,60 @@ func formatNumber(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64)
 func Validate(w Workflow, payload map[string]any) (Claim, map[string]any, Errors) {
 	i, ok := workflowIndex(w)
 	if !ok {
-		return Claim{}, nil, Errors{{
-			Field:   "workflow",
-			Rule:    RuleWorkflow,
-			Message: fmt.Sprintf("workflow must be healthcare.denial, healthcare.prior_auth or healthcare.reimbursement (got %s)", describe(string(w))),
-		}}
+		return Claim{}, nil, Errors{unknownWorkflow(w)}
 	}
-	return workflowProfiles[i].validate(payload, time.Now(), true)
+	return workflowProfiles[i].validate(Map(payload), time.Now(), true)
 }
 
+// Payload is a claim's JSON object as validation reads it: each field's value as encoding/json
+// decodes into any, the number of fields and their names.
+type Payload interface {
+	Field(name string) (any, bool)
+	Len() int
+	Names() iter.Seq[string]
+}
+
+// Map is a Payload decoded into a map.
+type Map map[string]any
+
+// Field returns the named field's value.
+func (m Map) Field(name string) (any, bool) {
+	v, ok := m[name]
+	return v, ok
+}
+
+// Len returns the number of fields.
+func (m Map) Len() int { return len(m) }
+
+// Names returns the fields' names.
+func (m Map) Names() iter.Seq[string] { return maps.Keys(m) }
+
 // Check is Validate without the normalised payload, for the scoring path: building that map is most
-// of the allocations of a valid claim, and scoring reads only the Claim.
-func Check(w Workflow, payload map[string]any) (Claim, Errors) {
+// of the allocations of a valid claim, and scoring reads only the Claim. The payload is read field by
+// field, so that a caller holding it in another form (the gateway's structpb) need not copy it into a
+// map first.
+func Check(w Workflow, payload Payload) (Claim, Errors) {
 	i, ok := workflowIndex(w)
 	if !ok {
-		_, _, errs := Validate(w, payload)
-		return Claim{}, errs
+		return Claim{}, Errors{unknownWorkflow(w)}
 	}
 	c, _, errs := workflowProfiles[i].validate(payload, time.Now(), false)
 	return c, errs
+}
+
+func unknownWorkflow(w Workflow) FieldError {
+	return FieldError{
+		Field:   "workflow",
+		Rule:    RuleWorkflow,
+		Message: fmt.Sprintf("workflow must be healthcare.denial, healthcare.prior_auth or healthcare.reimbursement (got %s)", describe(string(w))),
+	}
 }
 
 // ValidateAppealClaim is Validate for the claim of an appeal (package appeal). An appeal identifies an
 // already denied claim to its payer, so only external_claim_id, service_date, payer_id, cpt_code and
 // icd10_code are required, and service_date may not be after tomorrow (UTC).
 func ValidateAppealClaim(payload map[string]any) (Claim, map[string]any, Errors) {
-	return appealProfile.validate(payload, time.Now(), true)
+	return appealProfile.validate(Map(payload), time.Now(), true)
 }
 
 // validation carries one pass's state.
@@ -155,7 +185,7 @@ type validation struct {
 	failed  fieldSet // fields with an error, which get no further rule and no default
 }
 
-func (p *profile) validate(payload map[string]any, now time.Time, normalise bool) (Claim, map[string]any, Errors) {
+func (p *profile) validate(payload Payload, now time.Time, normalise bool) (Claim, map[string]any, Errors) {
 	v := validation{
 		profile: p,
 		now:     now,
@@ -166,7 +196,7 @@ func (p *profile) validate(payload map[string]any, now time.Time, normalise bool
 	}
 	known := 0
 	for f := range numFields {
-		raw, ok := payload[fieldNames[f]]
+		raw, ok := payload.Field(fieldNames[f])
 		if !ok {
 			if p.required.has(f) {
 				name := fieldNames[f]
@@ -179,8 +209,8 @@ func (p *profile) validate(payload map[string]any, now time.Time, normalise bool
 		v.check(f, raw)
 	}
 	// Counting the known fields spares a valid payload a lookup of each of its names.
-	if known < len(payload) {
-		for name := range payload {
+	if known < payload.Len() {
+		for name := range payload.Names() {
 			if _, ok := fieldByName(name); !ok {
 				v.errs = append(v.errs, unknownField(name))
 			}

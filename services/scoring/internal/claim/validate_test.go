@@ -168,7 +168,7 @@ func TestValidateRules(t *testing.T) {
 func checkRule(t *testing.T, w Workflow, p map[string]any, field, rule string) {
 	t.Helper()
 	c, _, errs := Validate(w, p)
-	if cc, cerrs := Check(w, p); !reflect.DeepEqual(cc, c) || !reflect.DeepEqual(cerrs, errs) {
+	if cc, cerrs := Check(w, Map(p)); !reflect.DeepEqual(cc, c) || !reflect.DeepEqual(cerrs, errs) {
 		t.Fatalf("Check disagrees with Validate: %+v %v, want %+v %v", cc, cerrs, c, errs)
 	}
 	if field == "" {
