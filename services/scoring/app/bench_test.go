@@ -2,21 +2,46 @@ package app_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"testing"
+
+	"github.com/trustlayer/trustlayer/services/scoring/app"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/meter"
 )
+
+// unmetered admits every request and meters none: the "off" side of the metering comparison.
+type unmetered struct{}
+
+func (unmetered) Admit(context.Context, string, meter.Plan, int) (meter.Ticket, error) {
+	return meter.Ticket{}, nil
+}
 
 // BenchmarkScoreOverHTTP sends POST /v1/score through the whole service: HTTP server, gateway,
 // interceptors, authentication, limiter, meter, model and codec, with request records flushed to
-// PostgreSQL. Its B/op and allocs/op (client included) are what the garbage collector has to mark
-// per request, the main source of the open-loop tail on one core (README, "Performance"); run it
-// with -memprofile to see where they come from.
+// PostgreSQL; and through the same service whose limiter admits and meters nothing. The difference of
+// the two is what limits and metering cost end to end (client included in both); run each with
+// -cpuprofile or -memprofile to see where a request's time and bytes go.
 func BenchmarkScoreOverHTTP(b *testing.B) {
-	// At warn, as scoring-bench runs it: no access or decision log line per request.
-	s := startService(b, map[string]string{"SCORING_LOG_LEVEL": "warn"})
-	// Internal keys admit 1,000 requests/s each; enough of them keep the limiter out of the way.
+	for _, tc := range []struct {
+		name   string
+		adjust func(*app.Config)
+	}{
+		{"metering_on", nil},
+		{"metering_off", func(c *app.Config) { c.Limiter = unmetered{} }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			// At warn, as scoring-bench runs it: no access or decision log line per request.
+			s := startAdjusted(b, testEnv(b, map[string]string{"SCORING_LOG_LEVEL": "warn", "SCORING_USAGE_FLUSH_INTERVAL": "1s"}), tc.adjust)
+			benchScore(b, s)
+		})
+	}
+}
+
+func benchScore(b *testing.B, s *stack) {
+	// Internal keys admit 1,000 requests/s each; enough of them keep the limiter from refusing.
 	const nkeys = 64
 	auth := make([]string, nkeys)
 	for i := range auth {

@@ -74,12 +74,20 @@ func startService(t testing.TB, extra map[string]string) *stack {
 
 // startWithEnv starts the service; stop (also run at cleanup) shuts it down gracefully.
 func startWithEnv(t testing.TB, env map[string]string) *stack {
+	return startAdjusted(t, env, nil)
+}
+
+// startAdjusted starts the service with its configuration changed by adjust (when not nil).
+func startAdjusted(t testing.TB, env map[string]string, adjust func(*app.Config)) *stack {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	getenv := func(k string) string { return env[k] }
 	cfg, err := app.LoadConfig(getenv)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if adjust != nil {
+		adjust(&cfg)
 	}
 	logs := &syncBuffer{}
 	p, err := platform.Open(ctx, cfg.Spec, getenv, logs)
