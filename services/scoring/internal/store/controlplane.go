@@ -259,7 +259,7 @@ INSERT INTO api_keys (id, account_id, kind, name, key_hash, prefix, scopes, hidd
 RETURNING id, kind, name, prefix, scopes, created_at`, k.ID, k.AccountID, k.Kind, k.Name, k.Hash, k.Prefix, scopes, hidden).
 			Scan(&out.ID, &out.Kind, &out.Name, &out.Prefix, &out.Scopes, &out.CreatedAt)
 		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == "api_keys_one_agent" {
+		if errors.As(err, &pgErr) && pgErr.Code == uniqueViolation && pgErr.ConstraintName == "api_keys_one_agent" {
 			return keys.ErrAgentExists
 		}
 		return err

@@ -98,7 +98,8 @@ func TestWriteBatchAddsUsageAndStoresRecords(t *testing.T) {
 }
 
 // TestWriteBatchAppliesAnIDOnce: a retry of a batch whose commit succeeded unseen changes nothing, and
-// a record id already stored is skipped without failing its batch.
+// a record id already stored, or twice in a batch, is stored once without failing its batch (the
+// records then go through the staging table instead of straight in).
 func TestWriteBatchAppliesAnIDOnce(t *testing.T) {
 	t.Parallel()
 	_, s, key, account := usageFixture(t)
@@ -123,6 +124,13 @@ func TestWriteBatchAppliesAnIDOnce(t *testing.T) {
 	}
 	if _, err := s.RequestRecord(ctx, "req-2"); err != nil {
 		t.Errorf("req-2 beside a duplicate: %v", err)
+	}
+	twice := meter.Batch{ID: uuid.NewString(), Records: []meter.RequestRecord{record("req-3", key, account), record("req-3", key, account)}}
+	if err := s.WriteBatch(ctx, twice); err != nil {
+		t.Fatalf("WriteBatch with a request id twice: %v", err)
+	}
+	if _, err := s.RequestRecord(ctx, "req-3"); err != nil {
+		t.Errorf("req-3, twice in its batch: %v", err)
 	}
 }
 
