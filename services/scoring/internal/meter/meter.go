@@ -27,8 +27,12 @@ const (
 	// of the persisted count before it reads it again: the window in which replicas may disagree.
 	RefreshIntervals = 10
 	// defaultMaxBatch is the number of pending records that starts a flush before the next tick, so
-	// that heavy traffic writes batches of a few thousand rows rather than one per second of any size.
-	defaultMaxBatch = 5_000
+	// that heavy traffic writes batches of bounded size (about 5 MB of records) rather than one per
+	// second of any size. Every flush also updates one usage counter per key it carries, so flushing
+	// more often costs PostgreSQL more: with 1,000 active keys, 5,000-record batches cost it 5.4 µs
+	// of CPU per record and 20,000-record batches 3.65 µs (BenchmarkWriteBatch/keys=1000). One replica
+	// serving up to 20,000 requests/s flushes once per interval.
+	defaultMaxBatch = 20_000
 	// idleTTL is how long an unused key keeps its state in memory.
 	idleTTL = 10 * time.Minute
 	// finalFlushTimeout bounds the flush at shutdown, which runs after Run's context ended.

@@ -265,23 +265,36 @@ func TestWriteBatchManyRecords(t *testing.T) {
 
 // BenchmarkWriteBatch writes a full meter batch (5,000 request records, the meter's default batch
 // size) per iteration: the flush's cost per scoring call, most of what a 100-item batch request
-// costs beyond its scoring.
+// costs beyond its scoring. The records are of one key, or spread over 1,000 keys as under
+// scoring-bench's load (a usage counter row per key and batch).
 func BenchmarkWriteBatch(b *testing.B) {
-	pool := pgtest.NewPool(b, store.Migrations())
-	s := store.New(pool)
-	ctx := context.Background()
-	const n = 5_000
-	key, account := insertKey(b, pool)
-	b.ReportAllocs()
-	for b.Loop() {
-		recs := make([]meter.RequestRecord, n)
-		for i := range recs {
-			recs[i] = record(uuid.Must(uuid.NewV7()).String(), key, account)
-		}
-		batch := meter.Batch{ID: uuid.NewString(), Usage: []meter.UsageDelta{{KeyID: key, Period: "2026-11", Calls: n}}, Records: recs}
-		if err := s.WriteBatch(ctx, batch); err != nil {
-			b.Fatal(err)
-		}
+	for _, nkeys := range []int{1, 1000} {
+		b.Run(fmt.Sprintf("keys=%d", nkeys), func(b *testing.B) {
+			pool := pgtest.NewPool(b, store.Migrations())
+			s := store.New(pool)
+			ctx := context.Background()
+			const n = 5_000
+			keys, accounts := make([]string, nkeys), make([]string, nkeys)
+			for i := range keys {
+				keys[i], accounts[i] = insertKey(b, pool)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				recs := make([]meter.RequestRecord, n)
+				calls := map[string]int64{}
+				for i := range recs {
+					recs[i] = record(uuid.Must(uuid.NewV7()).String(), keys[i%nkeys], accounts[i%nkeys])
+					calls[keys[i%nkeys]]++
+				}
+				batch := meter.Batch{ID: uuid.NewString(), Records: recs}
+				for k, c := range calls {
+					batch.Usage = append(batch.Usage, meter.UsageDelta{KeyID: k, Period: "2026-11", Calls: c})
+				}
+				if err := s.WriteBatch(ctx, batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/record")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/record")
 }
