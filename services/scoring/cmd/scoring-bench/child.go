@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 
 	"github.com/trustlayer/trustlayer/pkg/loadtest"
 	"github.com/trustlayer/trustlayer/services/scoring/app"
@@ -17,6 +18,10 @@ import (
 
 // profileVar names the file the service child writes its CPU profile to (-cpuprofile).
 const profileVar = "SCORING_BENCH_CPUPROFILE"
+
+// traceVar names the file the service child writes its execution trace to (-trace): where request
+// goroutines waited to run (go tool trace -pprof=sched).
+const traceVar = "SCORING_BENCH_TRACE"
 
 // roleVar names the role of a child process of the bench: the service or the baseline.
 const roleVar = "SCORING_BENCH_ROLE"
@@ -43,6 +48,17 @@ func serveRole(ctx context.Context) (bool, error) {
 				return true, err
 			}
 			defer pprof.StopCPUProfile()
+		}
+		if path := os.Getenv(traceVar); path != "" {
+			f, err := os.Create(path)
+			if err != nil {
+				return true, err
+			}
+			defer f.Close()
+			if err := trace.Start(f); err != nil {
+				return true, err
+			}
+			defer trace.Stop()
 		}
 		// Exactly the service binary's entry point, with its defaults (GOGC included); the unmetered
 		// twin only swaps the limiter of the scoring routes for one that admits and meters nothing.

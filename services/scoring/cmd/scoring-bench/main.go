@@ -44,6 +44,7 @@ type options struct {
 	rounds            int
 	openOnly          bool
 	cpuProfile        string
+	trace             string
 	serviceEnv        map[string]string
 	placement         []loadtest.ChildOption
 }
@@ -58,6 +59,7 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 3, "open-loop rounds, each a baseline run and a service run")
 	flag.BoolVar(&o.openOnly, "open-only", false, "run only the open-loop rounds (needs -rate and -base-rate)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the service process, over the whole run, to this file")
+	flag.StringVar(&o.trace, "trace", "", "write an execution trace of the service process, over the whole run, to this file (large: use it with -open-only)")
 	flag.StringVar(&o.natsURL, "nats", envOr("NATS_URL", "nats://127.0.0.1:4222"), "NATS URL")
 	flag.Func("service-env", "KEY=VALUE added to the service's environment (repeatable)", func(v string) error {
 		k, val, ok := strings.Cut(v, "=")
@@ -143,7 +145,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		}
 		return env
 	}
-	svc, err := loadtest.StartChild(roleVar, "service", serviceEnv(serviceAddr, o.cpuProfile), placement...)
+	env := serviceEnv(serviceAddr, o.cpuProfile)
+	env[traceVar] = o.trace
+	svc, err := loadtest.StartChild(roleVar, "service", env, placement...)
 	if err != nil {
 		return err
 	}

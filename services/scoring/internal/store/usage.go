@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/trustlayer/trustlayer/services/scoring/internal/meter"
 )
@@ -114,22 +115,7 @@ const uniqueViolation = "23505"
 // the work per record. Should an id be stored already, the copy is undone to a savepoint and the
 // records go through the staging table, which skips the ids stored.
 func copyRecords(ctx context.Context, tx pgx.Tx, records []meter.RequestRecord) error {
-	rows := func() pgx.CopyFromSource {
-		return pgx.CopyFromSlice(len(records), func(i int) ([]any, error) {
-			r := &records[i]
-			// The key and account columns are uuid: pgx turns a string into one through its text
-			// parser, with about 17 allocations a value; a parsed UUID is copied as its 16 bytes.
-			keyID, err := uuid.Parse(r.KeyID)
-			if err != nil {
-				return nil, fmt.Errorf("record %s: key id: %w", r.RequestID, err)
-			}
-			accountID, err := uuid.Parse(r.AccountID)
-			if err != nil {
-				return nil, fmt.Errorf("record %s: account id: %w", r.RequestID, err)
-			}
-			return []any{r.RequestID, [16]byte(keyID), [16]byte(accountID), r.Endpoint, r.RouteID, r.ModelVersion, r.ScoredAt}, nil
-		})
-	}
+	rows := func() pgx.CopyFromSource { return newRecordRows(records) }
 	sp, err := tx.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("savepoint before request records: %w", err)
@@ -158,6 +144,65 @@ func copyRecords(ctx context.Context, tx pgx.Tx, records []meter.RequestRecord) 
 	}
 	return nil
 }
+
+// recordRows is the COPY source of a batch's records, allocating nothing per record. A flush copies up
+// to 20,000 records at once, and the seven values of each boxed into an interface (as
+// pgx.CopyFromSlice wants them) were 140,000 allocations in a burst: in an execution trace of the
+// service under fixed-rate load, the garbage collections they started were the largest delay of the
+// scheduler. Values returns one row that points into one reused record: pgx encodes each row before
+// it asks for the next, and a pointer to a pgtype value is stored in an interface without an
+// allocation, and encoded through the value's own method (TextValuer, UUIDValuer, TimestamptzValuer).
+type recordRows struct {
+	records []meter.RequestRecord
+	i       int
+	err     error
+	cur     struct {
+		requestID, endpoint, routeID, modelVersion pgtype.Text
+		keyID, accountID                           pgtype.UUID
+		scoredAt                                   pgtype.Timestamptz
+	}
+	row []any
+}
+
+func newRecordRows(records []meter.RequestRecord) *recordRows {
+	r := &recordRows{records: records, i: -1}
+	c := &r.cur
+	// In recordColumns' order.
+	r.row = []any{&c.requestID, &c.keyID, &c.accountID, &c.endpoint, &c.routeID, &c.modelVersion, &c.scoredAt}
+	return r
+}
+
+func (r *recordRows) Next() bool {
+	if r.err != nil {
+		return false
+	}
+	r.i++
+	return r.i < len(r.records)
+}
+
+func (r *recordRows) Values() ([]any, error) {
+	rec, c := &r.records[r.i], &r.cur
+	keyID, err := uuid.Parse(rec.KeyID)
+	if err != nil {
+		r.err = fmt.Errorf("record %s: key id: %w", rec.RequestID, err)
+		return nil, r.err
+	}
+	accountID, err := uuid.Parse(rec.AccountID)
+	if err != nil {
+		r.err = fmt.Errorf("record %s: account id: %w", rec.RequestID, err)
+		return nil, r.err
+	}
+	c.requestID = pgtype.Text{String: rec.RequestID, Valid: true}
+	c.keyID = pgtype.UUID{Bytes: keyID, Valid: true}
+	c.accountID = pgtype.UUID{Bytes: accountID, Valid: true}
+	c.endpoint = pgtype.Text{String: rec.Endpoint, Valid: true}
+	c.routeID = pgtype.Text{String: rec.RouteID, Valid: true}
+	c.modelVersion = pgtype.Text{String: rec.ModelVersion, Valid: true}
+	c.scoredAt = pgtype.Timestamptz{Time: rec.ScoredAt, Valid: true}
+	return r.row, nil
+}
+
+func (r *recordRows) Err() error { return r.err }
 
 // Usage returns the persisted calls of a key in a period ("2026-11"), 0 when it has none.
 func (s *Store) Usage(ctx context.Context, keyID, period string) (int64, error) {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -296,5 +297,21 @@ func BenchmarkWriteBatch(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/record")
 		})
+	}
+}
+
+// TestWriteBatchRefusesARecordWithoutUUIDs: the key and account of a record are uuid columns; a record
+// that names them otherwise fails its batch, named, and leaves nothing behind.
+func TestWriteBatchRefusesARecordWithoutUUIDs(t *testing.T) {
+	t.Parallel()
+	_, s, key, account := usageFixture(t)
+	ctx := context.Background()
+	b := meter.Batch{ID: uuid.NewString(), Records: []meter.RequestRecord{record("req-1", key, account), record("req-2", "not-a-uuid", account)}}
+	err := s.WriteBatch(ctx, b)
+	if err == nil || !strings.Contains(err.Error(), "req-2") {
+		t.Fatalf("WriteBatch with a key id that is not a UUID: %v, want an error naming req-2", err)
+	}
+	if _, err := s.RequestRecord(ctx, "req-1"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("record of the failed batch: got %v, want ErrNotFound", err)
 	}
 }
