@@ -160,13 +160,25 @@ func OpenLoop(ctx context.Context, next Request, rate float64, d time.Duration, 
 					rc.close()
 				}
 			}()
+			// A run sends to one URL or a few: parse a target when it changes, not per request, on the
+			// core whose own cost is part of the tail measured.
+			var (
+				parsed     bool
+				lastTarget string
+				u          *url.URL
+				parseErr   error
+			)
 			for j := range jobs {
 				method, target, body, header := next(j.i)
-				u, err := url.Parse(target)
-				if err == nil && rc == nil {
-					rc = &rawConn{host: u.Host, timeout: 10 * time.Second}
+				if !parsed || target != lastTarget {
+					u, parseErr = url.Parse(target)
+					lastTarget, parsed = target, true
 				}
+				err := parseErr
 				if err == nil {
+					if rc == nil {
+						rc = &rawConn{host: u.Host, timeout: 10 * time.Second}
+					}
 					err = rc.do(ctx, method, u, body, header)
 				}
 				failed.add(ctx, err)
