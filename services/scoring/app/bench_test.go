@@ -2,22 +2,14 @@ package app_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"testing"
 
 	"github.com/trustlayer/trustlayer/services/scoring/app"
-	"github.com/trustlayer/trustlayer/services/scoring/internal/meter"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/api"
 )
-
-// unmetered admits every request and meters none: the "off" side of the metering comparison.
-type unmetered struct{}
-
-func (unmetered) Admit(context.Context, string, meter.Plan, int) (meter.Ticket, error) {
-	return meter.Ticket{}, nil
-}
 
 // BenchmarkScoreOverHTTP sends POST /v1/score through the whole service: HTTP server, gateway,
 // interceptors, authentication, limiter, meter, model and codec, with request records flushed to
@@ -30,7 +22,7 @@ func BenchmarkScoreOverHTTP(b *testing.B) {
 		adjust func(*app.Config)
 	}{
 		{"metering_on", nil},
-		{"metering_off", func(c *app.Config) { c.Limiter = unmetered{} }},
+		{"metering_off", func(c *app.Config) { c.Limiter = api.Unmetered{} }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			// At warn, as scoring-bench runs it: no access or decision log line per request.
@@ -45,11 +37,7 @@ func benchScore(b *testing.B, s *stack) {
 	const nkeys = 64
 	auth := make([]string, nkeys)
 	for i := range auth {
-		r := s.call("POST", "/v1/apikeys/issue", map[string]any{"plan": "internal"}, admin)
-		if r.status != 201 {
-			b.Fatalf("issue key: %d %s", r.status, r.body)
-		}
-		auth[i] = "Bearer " + r.obj(b)["api_key"].(string)
+		auth[i] = "Bearer " + s.issueKey("internal")
 	}
 	body, err := json.Marshal(map[string]any{"workflow": "healthcare.denial", "payload": denialClaim()})
 	if err != nil {

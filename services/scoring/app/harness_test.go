@@ -168,11 +168,14 @@ func (s *stack) trialKey() string {
 }
 
 // paidKey issues a key on the paid plan (no 1 request/s limit), for tests that score a lot.
-func (s *stack) paidKey() string {
+func (s *stack) paidKey() string { return s.issueKey("paid") }
+
+// issueKey issues a key on plan through the admin route.
+func (s *stack) issueKey(plan string) string {
 	s.t.Helper()
-	r := s.call("POST", "/v1/apikeys/issue", map[string]any{"plan": "paid"}, admin)
+	r := s.call("POST", "/v1/apikeys/issue", map[string]any{"plan": plan}, admin)
 	if r.status != 201 {
-		s.t.Fatalf("paid key: %d %s", r.status, r.body)
+		s.t.Fatalf("%s key: %d %s", plan, r.status, r.body)
 	}
 	return r.obj(s.t)["api_key"].(string)
 }

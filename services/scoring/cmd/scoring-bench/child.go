@@ -5,13 +5,11 @@ import (
 	"errors"
 	"net/http"
 	"os"
-	"runtime/pprof"
-	"runtime/trace"
 
 	"github.com/trustlayer/trustlayer/pkg/loadtest"
 	"github.com/trustlayer/trustlayer/services/scoring/app"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/api"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/decision"
-	"github.com/trustlayer/trustlayer/services/scoring/internal/meter"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/model"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/policysignal"
 )
@@ -38,33 +36,16 @@ func serveRole(ctx context.Context) (bool, error) {
 	defer cancel()
 	switch role {
 	case "service", "service-unmetered":
-		if path := os.Getenv(profileVar); path != "" {
-			f, err := os.Create(path)
-			if err != nil {
-				return true, err
-			}
-			defer f.Close()
-			if err := pprof.StartCPUProfile(f); err != nil {
-				return true, err
-			}
-			defer pprof.StopCPUProfile()
+		stop, err := loadtest.Profile(os.Getenv(profileVar), os.Getenv(traceVar))
+		if err != nil {
+			return true, err
 		}
-		if path := os.Getenv(traceVar); path != "" {
-			f, err := os.Create(path)
-			if err != nil {
-				return true, err
-			}
-			defer f.Close()
-			if err := trace.Start(f); err != nil {
-				return true, err
-			}
-			defer trace.Stop()
-		}
+		defer stop()
 		// Exactly the service binary's entry point, with its defaults (GOGC included); the unmetered
 		// twin only swaps the limiter of the scoring routes for one that admits and meters nothing.
 		var adjust func(*app.Config)
 		if role == "service-unmetered" {
-			adjust = func(c *app.Config) { c.Limiter = unlimited{} }
+			adjust = func(c *app.Config) { c.Limiter = api.Unmetered{} }
 		}
 		return true, app.MainWith(ctx, nil, os.Getenv, os.Stdout, adjust)
 	case "baseline":
@@ -83,11 +64,4 @@ func serveRole(ctx context.Context) (bool, error) {
 		return true, nil
 	}
 	return false, nil
-}
-
-// unlimited admits every request and meters none: the "off" side of the limits-and-metering run.
-type unlimited struct{}
-
-func (unlimited) Admit(context.Context, string, meter.Plan, int) (meter.Ticket, error) {
-	return meter.Ticket{}, nil
 }

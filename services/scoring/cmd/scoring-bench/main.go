@@ -134,26 +134,24 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}()
 	// The service and the baseline run as processes of their own, as they would in production, so
 	// that neither shares a heap, a garbage collector or a scheduler with the other or with the load.
-	serviceEnv := func(addr, profile string) map[string]string {
+	serviceEnv := func(addr, profile, trace string) map[string]string {
 		env := map[string]string{
 			"SCORING_DATABASE_URL": dbURL, "SCORING_ADMIN_TOKEN": adminToken, "SCORING_HTTP_ADDR": addr,
 			"SCORING_GRPC_ADDR": loadtest.FreeAddr(), "NATS_URL": o.natsURL, "NATS_NAMESPACE": "bench" + hex.EncodeToString(suffix),
-			"SCORING_LOG_LEVEL": "warn", profileVar: profile,
+			"SCORING_LOG_LEVEL": "warn", profileVar: profile, traceVar: trace,
 		}
 		for k, v := range o.serviceEnv {
 			env[k] = v
 		}
 		return env
 	}
-	env := serviceEnv(serviceAddr, o.cpuProfile)
-	env[traceVar] = o.trace
-	svc, err := loadtest.StartChild(roleVar, "service", env, placement...)
+	svc, err := loadtest.StartChild(roleVar, "service", serviceEnv(serviceAddr, o.cpuProfile, o.trace), placement...)
 	if err != nil {
 		return err
 	}
 	defer svc.Stop()
 	unmeteredAddr := loadtest.FreeAddr()
-	unmetered, err := loadtest.StartChild(roleVar, "service-unmetered", serviceEnv(unmeteredAddr, ""), placement...)
+	unmetered, err := loadtest.StartChild(roleVar, "service-unmetered", serviceEnv(unmeteredAddr, "", ""), placement...)
 	if err != nil {
 		return err
 	}

@@ -56,6 +56,16 @@ type Limiter interface {
 	Admit(ctx context.Context, keyID string, plan meter.Plan, n int) (meter.Ticket, error)
 }
 
+// Unmetered is a Limiter that admits every request and meters none: the "off" side of the
+// benchmarks that measure what limits and metering cost (scoring-bench's unmetered twin,
+// BenchmarkScoreHandler, BenchmarkScoreOverHTTP). The service itself never uses it.
+type Unmetered struct{}
+
+// Admit admits the request; its ticket's Commit and Release do nothing.
+func (Unmetered) Admit(context.Context, string, meter.Plan, int) (meter.Ticket, error) {
+	return meter.Ticket{}, nil
+}
+
 // NewScoring returns the service. upgradeURL is where a trial key that ran out of calls upgrades.
 func NewScoring(engine *decision.Engine, models *model.Set, limiter Limiter, log *slog.Logger, upgradeURL string) *Scoring {
 	return &Scoring{engine: engine, models: models, limiter: limiter, log: log, upgradeURL: upgradeURL, now: time.Now, metrics: newDecisionMetrics()}

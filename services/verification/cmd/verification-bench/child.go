@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"runtime/pprof"
 
 	"github.com/trustlayer/trustlayer/pkg/loadtest"
 	"github.com/trustlayer/trustlayer/services/verification/app"
@@ -22,17 +21,11 @@ func serveRole(ctx context.Context) (bool, error) {
 	}
 	ctx, cancel := loadtest.ChildContext(ctx)
 	defer cancel()
-	if path := os.Getenv(profileVar); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			return true, err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return true, err
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := loadtest.Profile(os.Getenv(profileVar), "")
+	if err != nil {
+		return true, err
 	}
+	defer stop()
 	// Exactly the service binary's entry point (cmd/verification), with its defaults.
 	return true, app.Main(ctx, nil, os.Getenv, os.Stdout)
 }
