@@ -29,6 +29,9 @@ type Result struct {
 	Elapsed  time.Duration
 	P50, P99 time.Duration
 	Max      time.Duration
+	// Timeline is, for an open-loop run, the latency of each request in the order they were due
+	// (the i-th at i/rate from the start): when the slow ones came, not only how many there were.
+	Timeline []time.Duration
 	// FirstError is the first failure, to say why a run failed.
 	FirstError error
 }
@@ -131,19 +134,33 @@ func ClosedLoop(ctx context.Context, client *http.Client, next Request, workers 
 	return r
 }
 
-// OpenLoop sends requests at a fixed rate for d, whatever the answers do (no coordinated
-// omission): the i-th request is due at start + i/rate, and its latency counts from that moment, so
-// a stalled server shows up in the percentiles instead of slowing the load down. Each of conns
-// workers owns one keep-alive connection (rawConn) and takes the due requests from one dispatcher;
-// give it enough of them that a free one is always waiting. Every request of a run goes to one host.
-// When ctx ends, no further request is sent and the result covers those that were.
+// Schedule is the plan of an open-loop run.
+type Schedule struct {
+	Rate     float64       // requests per second
+	Duration time.Duration // of the measured part
+	// Warmup is sent at the same rate before the measured part and left out of the result: the
+	// connections are dialled and the server's caches filled then, so that the percentiles describe
+	// the steady state rather than one cold start (wrk2 leaves out its calibration the same way).
+	Warmup time.Duration
+	// Conns is the number of workers, each with one keep-alive connection; give enough that a free
+	// one is always waiting.
+	Conns int
+}
+
+// OpenLoop sends requests at a fixed rate whatever the answers do (no coordinated omission): the
+// i-th request is due at start + i/rate, and its latency counts from that moment, so a stalled
+// server shows up in the percentiles instead of slowing the load down. Each worker owns one
+// keep-alive connection (rawConn) and takes the due requests from one dispatcher. Every request of
+// a run goes to one host. When ctx ends, no further request is sent and the result covers the
+// measured requests that were.
 //
 // It is a few lines here rather than vegeta's attacker because vegeta times a request from the moment
 // a worker picks it up, so a late pacer hides a stall, and because the generator's own cost is part
 // of the tail it measures (see rawConn).
-func OpenLoop(ctx context.Context, next Request, rate float64, d time.Duration, conns int) Result {
-	total := int(rate * d.Seconds())
-	interval := time.Duration(float64(time.Second) / rate)
+func OpenLoop(ctx context.Context, next Request, s Schedule) Result {
+	skip := int(s.Rate * s.Warmup.Seconds())
+	total := skip + int(s.Rate*s.Duration.Seconds())
+	interval := time.Duration(float64(time.Second) / s.Rate)
 	lat := make([]time.Duration, total)
 	var failed failures
 	type job struct {
@@ -152,7 +169,7 @@ func OpenLoop(ctx context.Context, next Request, rate float64, d time.Duration, 
 	}
 	jobs := make(chan job, total)
 	var wg sync.WaitGroup
-	for range conns {
+	for range s.Conns {
 		wg.Go(func() {
 			var rc *rawConn
 			defer func() {
@@ -181,7 +198,9 @@ func OpenLoop(ctx context.Context, next Request, rate float64, d time.Duration, 
 					}
 					err = rc.do(ctx, method, u, body, header)
 				}
-				failed.add(ctx, err)
+				if j.i >= skip {
+					failed.add(ctx, err)
+				}
 				lat[j.i] = time.Since(j.due)
 			}
 		})
@@ -209,8 +228,11 @@ dispatch:
 	}
 	close(jobs)
 	wg.Wait()
-	r := Summarise(lat[:sent], sent, int(failed.n.Load()), time.Since(start))
-	r.FirstError = failed.first
+	measured := lat[min(skip, sent):sent]
+	elapsed := time.Since(start.Add(time.Duration(skip) * interval))
+	timeline := slices.Clone(measured)
+	r := Summarise(measured, len(measured), int(failed.n.Load()), max(elapsed, 0))
+	r.Timeline, r.FirstError = timeline, failed.first
 	return r
 }
 

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -100,7 +102,7 @@ func TestOpenLoopSendsTheRateForTheDuration(t *testing.T) {
 	// 200 requests/s for 250ms: 50 requests, the last due at 49 x 5ms = 245ms.
 	r := loadtest.OpenLoop(context.Background(), func(i int) (string, string, []byte, http.Header) {
 		return http.MethodGet, ts.URL + "?i=" + strconv.Itoa(i), nil, nil
-	}, 200, 250*time.Millisecond, 8)
+	}, loadtest.Schedule{Rate: 200, Duration: 250 * time.Millisecond, Conns: 8})
 
 	if r.Requests != 50 || srv.hits.Load() != 50 {
 		t.Errorf("got %d requests, %d answered; want 50", r.Requests, srv.hits.Load())
@@ -117,6 +119,60 @@ func TestOpenLoopSendsTheRateForTheDuration(t *testing.T) {
 	}
 }
 
+func TestOpenLoopTimelineKeepsTheOrderRequestsWereDue(t *testing.T) {
+	t.Parallel()
+	// The 7th request (i = 6) is answered 100ms late; the others at once.
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("i") == "6" {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}))
+	t.Cleanup(ts.Close)
+
+	r := loadtest.OpenLoop(context.Background(), func(i int) (string, string, []byte, http.Header) {
+		return http.MethodGet, ts.URL + "?i=" + strconv.Itoa(i), nil, nil
+	}, loadtest.Schedule{Rate: 100, Duration: 200 * time.Millisecond, Conns: 4})
+
+	if len(r.Timeline) != r.Requests || r.Requests != 20 {
+		t.Fatalf("got %d latencies for %d requests, want 20 of each", len(r.Timeline), r.Requests)
+	}
+	if slowest := slices.Index(r.Timeline, slices.Max(r.Timeline)); slowest != 6 || r.Timeline[6] < 100*time.Millisecond {
+		t.Errorf("the slowest request is at %d (%s), want the 7th (index 6), at least 100ms", slowest, r.Timeline[slowest])
+	}
+	if r.Max != r.Timeline[6] {
+		t.Errorf("Max %s, want the slowest of the timeline, %s: sorting for the percentiles must not reorder it", r.Max, r.Timeline[6])
+	}
+}
+
+func TestOpenLoopLeavesTheWarmupOut(t *testing.T) {
+	t.Parallel()
+	// 100 requests/s: 10 in the 100ms warm-up, then 20 measured. The warm-up's are slow and fail.
+	srv := &counter{}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if i, _ := strconv.Atoi(r.URL.Query().Get("i")); i < 10 {
+			time.Sleep(50 * time.Millisecond)
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		srv.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+
+	r := loadtest.OpenLoop(context.Background(), func(i int) (string, string, []byte, http.Header) {
+		return http.MethodGet, ts.URL + "?i=" + strconv.Itoa(i), nil, nil
+	}, loadtest.Schedule{Rate: 100, Warmup: 100 * time.Millisecond, Duration: 200 * time.Millisecond, Conns: 4})
+
+	if r.Requests != 20 || len(r.Timeline) != 20 || srv.hits.Load() != 20 {
+		t.Errorf("got %d requests, %d latencies, %d measured answers; want the 20 after the warm-up", r.Requests, len(r.Timeline), srv.hits.Load())
+	}
+	if r.Failed != 0 || r.Max >= 50*time.Millisecond {
+		t.Errorf("got %d failed, max %s; want the warm-up's failures and slow answers left out", r.Failed, r.Max)
+	}
+	if r.Elapsed < 190*time.Millisecond || r.Elapsed > 5*time.Second {
+		t.Errorf("Elapsed: got %s, want the measured part's 190ms and not much more", r.Elapsed)
+	}
+}
+
 func TestOpenLoopStopsWhenItsContextEnds(t *testing.T) {
 	t.Parallel()
 	srv := &counter{}
@@ -126,7 +182,7 @@ func TestOpenLoopStopsWhenItsContextEnds(t *testing.T) {
 	defer cancel()
 
 	start := time.Now()
-	r := loadtest.OpenLoop(ctx, post(ts.URL), 100, time.Minute, 4)
+	r := loadtest.OpenLoop(ctx, post(ts.URL), loadtest.Schedule{Rate: 100, Duration: time.Minute, Conns: 4})
 
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("OpenLoop returned after %s, want soon after its context ended (100ms)", d)
@@ -154,7 +210,7 @@ func TestSummarisePercentiles(t *testing.T) {
 
 	want := loadtest.Result{Requests: 120, Failed: 7, Elapsed: 2 * time.Second,
 		P50: 51 * time.Millisecond, P99: 100 * time.Millisecond, Max: 100 * time.Millisecond}
-	if r != want {
+	if !reflect.DeepEqual(r, want) {
 		t.Errorf("got %+v, want %+v", r, want)
 	}
 	if got := r.RPS(); got != 56.5 {

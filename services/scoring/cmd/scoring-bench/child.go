@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	_ "net/http/pprof"
 	"os"
 
 	"github.com/trustlayer/trustlayer/pkg/loadtest"
@@ -20,6 +21,10 @@ const profileVar = "SCORING_BENCH_CPUPROFILE"
 // traceVar names the file the service child writes its execution trace to (-trace): where request
 // goroutines waited to run (go tool trace -pprof=sched).
 const traceVar = "SCORING_BENCH_TRACE"
+
+// pprofVar names the address the service child serves net/http/pprof on (-pprof): a heap or CPU
+// profile of one phase of a run, such as the open loop only.
+const pprofVar = "SCORING_BENCH_PPROF"
 
 // roleVar names the role of a child process of the bench: the service or the baseline.
 const roleVar = "SCORING_BENCH_ROLE"
@@ -41,6 +46,10 @@ func serveRole(ctx context.Context) (bool, error) {
 			return true, err
 		}
 		defer stop()
+		if addr := os.Getenv(pprofVar); addr != "" {
+			// net/http/pprof registers itself on http.DefaultServeMux, which the service does not use.
+			go func() { _ = http.ListenAndServe(addr, nil) }()
+		}
 		// Exactly the service binary's entry point, with its defaults (GOGC included); the unmetered
 		// twin only swaps the limiter of the scoring routes for one that admits and meters nothing.
 		var adjust func(*app.Config)

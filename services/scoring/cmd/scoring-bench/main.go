@@ -45,8 +45,11 @@ type options struct {
 	openOnly          bool
 	cpuProfile        string
 	trace             string
+	timeline          string
 	serviceEnv        map[string]string
 	placement         []loadtest.ChildOption
+	where             string // the placement, in words
+	pprofAddr         string
 }
 
 func main() {
@@ -60,6 +63,7 @@ func main() {
 	flag.BoolVar(&o.openOnly, "open-only", false, "run only the open-loop rounds (needs -rate and -base-rate)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the service process, over the whole run, to this file")
 	flag.StringVar(&o.trace, "trace", "", "write an execution trace of the service process, over the whole run, to this file (large: use it with -open-only)")
+	flag.StringVar(&o.timeline, "timeline", "", "write each open-loop run's latencies in the order they were due, as CSV, to files with this prefix")
 	flag.StringVar(&o.natsURL, "nats", envOr("NATS_URL", "nats://127.0.0.1:4222"), "NATS URL")
 	flag.Func("service-env", "KEY=VALUE added to the service's environment (repeatable)", func(v string) error {
 		k, val, ok := strings.Cut(v, "=")
@@ -69,7 +73,8 @@ func main() {
 		o.serviceEnv[k] = val
 		return nil
 	})
-	pin := flag.Bool("pin", true, "run the service and the baseline on CPU 0 and the load on CPU 1 (needs 2 CPUs)")
+	placement := flag.String("placement", "pinned", "where the processes run: pinned (service and baseline on CPU 0, load on CPU 1), spread (service and baseline on CPUs 0-1, load on CPU 1) or shared (everything anywhere)")
+	flag.StringVar(&o.pprofAddr, "pprof", "", "serve net/http/pprof from the service process on this address (127.0.0.1:6061), to profile one phase of a run")
 	flag.Parse()
 	if o.rounds < 1 || (o.openOnly && (o.rate <= 0 || o.baseRate <= 0)) {
 		fmt.Fprintln(os.Stderr, "scoring-bench: -rounds must be at least 1, and -open-only needs -rate and -base-rate")
@@ -84,14 +89,27 @@ func main() {
 		}
 		return
 	}
-	if *pin {
+	switch *placement {
+	case "pinned", "spread":
 		// The load generator is itself a busy HTTP client: sharing cores with it, a request waits for
 		// the scheduler as often as for the service, and the open-loop tail measures the machine.
 		if err := loadtest.PinSelf("1"); err != nil {
 			fmt.Fprintln(os.Stderr, "scoring-bench:", err)
 			os.Exit(1)
 		}
-		o.placement = append(o.placement, loadtest.WithCPUs("0"))
+		o.where = "service and baseline on CPU 0, load on CPU 1"
+		cpus := "0"
+		if *placement == "spread" {
+			// Two Ps: a garbage collection's mark worker or the usage flush's COPY runs on one while
+			// requests go on on the other. With one P they wait (see README, "Performance").
+			cpus, o.where = "0-1", "service and baseline on CPUs 0-1 (GOMAXPROCS=2), load on CPU 1"
+		}
+		o.placement = append(o.placement, loadtest.WithCPUs(cpus))
+	case "shared":
+		o.where = "service, baseline and load share the CPUs"
+	default:
+		fmt.Fprintf(os.Stderr, "scoring-bench: -placement must be pinned, spread or shared, not %q\n", *placement)
+		os.Exit(2)
 	}
 	if err := run(ctx, o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "scoring-bench:", err)
@@ -134,24 +152,24 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}()
 	// The service and the baseline run as processes of their own, as they would in production, so
 	// that neither shares a heap, a garbage collector or a scheduler with the other or with the load.
-	serviceEnv := func(addr, profile, trace string) map[string]string {
+	serviceEnv := func(addr, profile, trace, pprof string) map[string]string {
 		env := map[string]string{
 			"SCORING_DATABASE_URL": dbURL, "SCORING_ADMIN_TOKEN": adminToken, "SCORING_HTTP_ADDR": addr,
 			"SCORING_GRPC_ADDR": loadtest.FreeAddr(), "NATS_URL": o.natsURL, "NATS_NAMESPACE": "bench" + hex.EncodeToString(suffix),
-			"SCORING_LOG_LEVEL": "warn", profileVar: profile, traceVar: trace,
+			"SCORING_LOG_LEVEL": "warn", profileVar: profile, traceVar: trace, pprofVar: pprof,
 		}
 		for k, v := range o.serviceEnv {
 			env[k] = v
 		}
 		return env
 	}
-	svc, err := loadtest.StartChild(roleVar, "service", serviceEnv(serviceAddr, o.cpuProfile, o.trace), placement...)
+	svc, err := loadtest.StartChild(roleVar, "service", serviceEnv(serviceAddr, o.cpuProfile, o.trace, o.pprofAddr), placement...)
 	if err != nil {
 		return err
 	}
 	defer svc.Stop()
 	unmeteredAddr := loadtest.FreeAddr()
-	unmetered, err := loadtest.StartChild(roleVar, "service-unmetered", serviceEnv(unmeteredAddr, "", ""), placement...)
+	unmetered, err := loadtest.StartChild(roleVar, "service-unmetered", serviceEnv(unmeteredAddr, "", "", ""), placement...)
 	if err != nil {
 		return err
 	}
@@ -197,11 +215,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return http.MethodPost, service + "/v1/score/batch", batch, authHeaders[i%len(keys)]
 	}
 
-	where := "service, baseline and load share the CPUs"
-	if len(placement) > 0 {
-		where = "service and baseline on CPU 0, load on CPU 1"
-	}
-	fmt.Fprintf(out, "scoring-bench: %d workers, %s per run, %s (load GOMAXPROCS=%d)\n", workers, d, where, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(out, "scoring-bench: %d workers, %s per run, %s (load GOMAXPROCS=%d)\n", workers, d, o.where, runtime.GOMAXPROCS(0))
 	loadtest.ClosedLoop(ctx, client, plainReq, workers, d/4) // warm both paths up
 	loadtest.ClosedLoop(ctx, client, gatewayReq, workers, d/4)
 	if o.openOnly {
@@ -267,13 +281,18 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	return nil
 }
 
+// openWarmup starts every open-loop run: the 128 connections are dialled, and the service's key
+// cache, idle while the other path ran, is filled again (1,000 keys read from PostgreSQL at once:
+// without it, the first 200 ms of a 10 s run were slow, 2 % of its requests and so its whole p99).
+const openWarmup = 2 * time.Second
+
 // openRounds runs the open loop at fixed rates in rounds that alternate between the baseline and the
 // service, reports every run and judges the tail by the median p99 of the rounds.
 func openRounds(ctx context.Context, out io.Writer, o options, plainReq, gatewayReq loadtest.Request, baseRate, rate float64) error {
 	var baseP99, svcP99 []time.Duration
 	for round := range o.rounds {
-		b := loadtest.OpenLoop(ctx, plainReq, baseRate, o.d, 128)
-		g := loadtest.OpenLoop(ctx, gatewayReq, rate, o.d, 128)
+		b := loadtest.OpenLoop(ctx, plainReq, loadtest.Schedule{Rate: baseRate, Warmup: openWarmup, Duration: o.d, Conns: 128})
+		g := loadtest.OpenLoop(ctx, gatewayReq, loadtest.Schedule{Rate: rate, Warmup: openWarmup, Duration: o.d, Conns: 128})
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -286,11 +305,32 @@ func openRounds(ctx context.Context, out io.Writer, o options, plainReq, gateway
 				x.rate, x.r.P50.Round(time.Microsecond), x.r.P99.Round(time.Microsecond), x.r.Max.Round(time.Microsecond), x.r.Failed, x.r.Requests)
 		}
 		baseP99, svcP99 = append(baseP99, b.P99), append(svcP99, g.P99)
+		if o.timeline != "" {
+			for name, x := range map[string]struct {
+				rate float64
+				r    loadtest.Result
+			}{"baseline": {baseRate, b}, "service": {rate, g}} {
+				if err := writeTimeline(fmt.Sprintf("%s-%d-%s.csv", o.timeline, round+1, name), x.rate, x.r.Timeline); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	bm, sm := median(baseP99), median(svcP99)
 	fmt.Fprintf(out, "open-loop median p99 of %d rounds: service %s at %.0f req/s (target <= 5ms), baseline %s at %.0f req/s, ratio %.2fx\n",
 		o.rounds, sm.Round(time.Microsecond), rate, bm.Round(time.Microsecond), baseRate, float64(sm)/float64(bm))
 	return nil
+}
+
+// writeTimeline writes one row per request, in the order they were due: when it was due (ms from
+// the run's start) and its latency (µs).
+func writeTimeline(path string, rate float64, lat []time.Duration) error {
+	var b strings.Builder
+	b.WriteString("due_ms,latency_us\n")
+	for i, l := range lat {
+		fmt.Fprintf(&b, "%.3f,%d\n", float64(i)*1000/rate, l.Microseconds())
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 // median is the middle value (the upper one of an even count).
