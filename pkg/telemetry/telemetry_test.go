@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/otel"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/trace"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/grpc"
@@ -39,6 +41,59 @@ func (c *collector) Export(_ context.Context, req *collectortrace.ExportTraceSer
 		}
 	}
 	return &collectortrace.ExportTraceServiceResponse{}, nil
+}
+
+// exemplars records one histogram measurement inside a sampled span, through the global meter provider
+// that Setup installed, and returns how many exemplars reader collected.
+func exemplars(t *testing.T, reader *sdkmetric.ManualReader) int {
+	t.Helper()
+	ctx, span := otel.Tracer("test").Start(context.Background(), "measured")
+	defer span.End()
+	h, err := otel.Meter("test").Float64Histogram("work.duration")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Record(ctx, 1.5)
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if hist, ok := m.Data.(metricdata.Histogram[float64]); ok {
+				for _, dp := range hist.DataPoints {
+					n += len(dp.Exemplars)
+				}
+			}
+		}
+	}
+	return n
+}
+
+func TestExemplarsOnlyWhereTheyCanBeExported(t *testing.T) {
+	for _, tc := range []struct {
+		name, filter string
+		want         int
+	}{
+		{"off without an OTLP exporter", "", 0},
+		{"the standard variable still turns them on", "always_on", 1},
+		{"the SDK's own default keeps one for a sampled span", "trace_based", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(telemetry.EndpointVar, "")
+			t.Setenv(telemetry.ExemplarFilterVar, tc.filter)
+			reader := sdkmetric.NewManualReader()
+			shutdown, err := telemetry.Setup(context.Background(), os.Getenv, "demo", "1.0.0", telemetry.WithReader(reader))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = shutdown(context.Background()) }()
+			if got := exemplars(t, reader); got != tc.want {
+				t.Errorf("got %d exemplars, want %d", got, tc.want)
+			}
+		})
+	}
 }
 
 // The two cases share the global tracer provider, so they run in sequence, never in parallel.
