@@ -5,12 +5,10 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"google.golang.org/grpc/metadata"
 
 	"github.com/trustlayer/trustlayer/pkg/apierror"
 	"github.com/trustlayer/trustlayer/pkg/buildinfo"
@@ -53,13 +51,7 @@ type Snapshot struct {
 
 func (s *Snapshot) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The same bearer rules, and the same 401 bodies, as the gateway's routes.
-	md := metadata.MD{}
-	for _, h := range []string{"Authorization", "X-Service-Api-Key"} {
-		if v := r.Header.Values(h); len(v) > 0 {
-			md[strings.ToLower(h)] = v
-		}
-	}
-	key, err := api.Bearer(r.Context(), s.Keys, md)
+	key, err := api.Bearer(r.Context(), s.Keys, r.Header.Values)
 	if err != nil {
 		s.fail(w, r, err)
 		return
