@@ -39,6 +39,21 @@ type Result struct {
 // RPS is successful requests per second.
 func (r Result) RPS() float64 { return float64(r.Requests-r.Failed) / r.Elapsed.Seconds() }
 
+// Over is the share of an open-loop run's requests that took longer than d (0 without a timeline).
+// Of a p99 target, it tells how far a run is: under 1 % meets it, whatever the p99 of one run says.
+func (r Result) Over(d time.Duration) float64 {
+	if len(r.Timeline) == 0 {
+		return 0
+	}
+	n := 0
+	for _, l := range r.Timeline {
+		if l > d {
+			n++
+		}
+	}
+	return float64(n) / float64(len(r.Timeline))
+}
+
 // NewClient returns a client that keeps up to 2*conns connections to one host open, so that a run
 // measures requests rather than TCP handshakes.
 func NewClient(conns int, timeout time.Duration) *http.Client {

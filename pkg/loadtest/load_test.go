@@ -221,6 +221,17 @@ func TestSummarisePercentiles(t *testing.T) {
 	}
 }
 
+func TestOverIsTheShareOfSlowRequests(t *testing.T) {
+	t.Parallel()
+	r := loadtest.Result{Timeline: []time.Duration{time.Millisecond, 6 * time.Millisecond, 5 * time.Millisecond, 9 * time.Millisecond}}
+	if got := r.Over(5 * time.Millisecond); got != 0.5 {
+		t.Errorf("Over(5ms): got %v, want 0.5 (6ms and 9ms of four; 5ms is not over)", got)
+	}
+	if got := (loadtest.Result{}).Over(time.Millisecond); got != 0 {
+		t.Errorf("no timeline: got %v, want 0", got)
+	}
+}
+
 func TestFetchReturnsTheBodyAndFailsOnAnotherStatus(t *testing.T) {
 	t.Parallel()
 	ts := httptest.NewServer(&counter{failEvery: 2})

@@ -301,8 +301,8 @@ func openRounds(ctx context.Context, out io.Writer, o options, plainReq, gateway
 			rate float64
 			r    loadtest.Result
 		}{{"baseline", baseRate, b}, {"service ", rate, g}} {
-			fmt.Fprintf(out, "open loop, round %d, %s at %5.0f req/s: p50 %-9s p99 %-9s max %-9s failed %d/%d\n", round+1, x.name,
-				x.rate, x.r.P50.Round(time.Microsecond), x.r.P99.Round(time.Microsecond), x.r.Max.Round(time.Microsecond), x.r.Failed, x.r.Requests)
+			fmt.Fprintf(out, "open loop, round %d, %s at %5.0f req/s: p50 %-9s p99 %-9s max %-9s over 5ms %5.2f%%  failed %d/%d\n", round+1, x.name,
+				x.rate, x.r.P50.Round(time.Microsecond), x.r.P99.Round(time.Microsecond), x.r.Max.Round(time.Microsecond), 100*x.r.Over(5*time.Millisecond), x.r.Failed, x.r.Requests)
 		}
 		baseP99, svcP99 = append(baseP99, b.P99), append(svcP99, g.P99)
 		if o.timeline != "" {
