@@ -52,6 +52,10 @@ type Settings struct {
 	PublicURL string `env:"PUBLIC_URL" envDefault:"http://127.0.0.1:8082"`
 	// JWTSecret signs legacy JWTs (HS256). Empty derives one from the admin token.
 	JWTSecret string `env:"JWT_SECRET"`
+	// OAuthSecret keys the OAuth authorization server's tokens. Empty derives one from the admin
+	// token, so that changing the admin token signs every agent out; set it to rotate the admin
+	// token without that.
+	OAuthSecret string `env:"OAUTH_SECRET"`
 	// DenialThresholdOverride, when set, replaces the operating-threshold table for every profile.
 	DenialThresholdOverride float64 `env:"DENIAL_THRESHOLD_OVERRIDE"`
 	// UsageFlushInterval is how often metered usage and request records are written.
@@ -87,6 +91,9 @@ func (s *Settings) Validate(prefix string) error {
 	}
 	if s.JWTSecret != "" && len(s.JWTSecret) < 32 {
 		errs = append(errs, config.Invalid(prefix+"JWT_SECRET", "must be at least 32 characters"))
+	}
+	if s.OAuthSecret != "" && len(s.OAuthSecret) < 32 {
+		errs = append(errs, config.Invalid(prefix+"OAUTH_SECRET", "must be at least 32 characters"))
 	}
 	if t := s.DenialThresholdOverride; t != 0 && (t <= 0 || t >= 1) {
 		errs = append(errs, config.Invalid(prefix+"DENIAL_THRESHOLD_OVERRIDE", "must be between 0 and 1, exclusive (got %v)", t))
@@ -149,7 +156,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		sh.workspaces = controlplane.New(store.New(p.Pool),
 			keys.NewWorkspaceKeys(sh.creds, store.New(p.Pool), controlplane.MaxActiveKeys), settings.PublicURL)
 		sh.oauth = oauth.New(oauth.Config{
-			Issuer: settings.PublicURL, Secret: oauth.DeriveSecret(spec.Service.AdminToken), Log: p.Log,
+			Issuer: settings.PublicURL, Secret: oauthSecret(settings, spec.Service.AdminToken), Log: p.Log,
 			OIDC: oauth.OIDC{Issuer: settings.OIDCIssuer, ClientID: settings.OIDCClientID, ClientSecret: settings.OIDCClientSecret},
 		}, store.New(p.Pool), sh.creds)
 		return []grpc.UnaryServerInterceptor{api.Authenticate(spec.Service.AdminToken, sh.oauth.Authenticator(),
@@ -163,6 +170,14 @@ func jwtSecret(s Settings, adminToken string) []byte {
 		return []byte(s.JWTSecret)
 	}
 	return keys.DeriveJWTSecret(adminToken)
+}
+
+func oauthSecret(s Settings, adminToken string) []byte {
+	if s.OAuthSecret != "" {
+		// Hashed like the derived one, so that fosite always gets a 32-byte key.
+		return oauth.DeriveSecret(s.OAuthSecret)
+	}
+	return oauth.DeriveSecret(adminToken)
 }
 
 // stripeConfig is billing's processor configuration from the settings.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -48,6 +49,12 @@ func freeAddr(t *testing.T) string {
 
 func startOAuthService(t *testing.T) *oauthStack {
 	t.Helper()
+	return startOAuthServiceWith(t, nil)
+}
+
+// startOAuthServiceWith is startOAuthService with extra variables.
+func startOAuthServiceWith(t *testing.T, extra map[string]string) *oauthStack {
+	t.Helper()
 	idp, err := mockoidc.Run()
 	if err != nil {
 		t.Fatal(err)
@@ -55,13 +62,15 @@ func startOAuthService(t *testing.T) *oauthStack {
 	t.Cleanup(func() { _ = idp.Shutdown() })
 	addr := freeAddr(t)
 	cfg := idp.Config()
-	s := startService(t, map[string]string{
+	env := map[string]string{
 		"SCORING_HTTP_ADDR":          addr,
 		"SCORING_PUBLIC_URL":         "http://" + addr,
 		"SCORING_OIDC_ISSUER":        cfg.Issuer,
 		"SCORING_OIDC_CLIENT_ID":     cfg.ClientID,
 		"SCORING_OIDC_CLIENT_SECRET": cfg.ClientSecret,
-	})
+	}
+	maps.Copy(env, extra)
+	s := startService(t, env)
 	return &oauthStack{stack: s, idp: idp}
 }
 
@@ -357,6 +366,36 @@ UPDATE oauth_tokens SET session = jsonb_set(session, '{expires_at,access_token}'
 	}
 }
 
+func TestOAuthTokensOutliveAnAdminTokenChangeWithTheirOwnSecret(t *testing.T) {
+	t.Parallel()
+	s := startOAuthServiceWith(t, map[string]string{"SCORING_OAUTH_SECRET": "oauth-secret-of-this-test-0123456789abcdef"})
+	cfg := s.registerClient(t)
+	verifier := oauth2.GenerateVerifier()
+	status, tok := s.exchange(t, cfg, s.authorize(t, newBrowser(t), cfg, verifier), verifier)
+	access, _ := tok["access_token"].(string)
+	if status != 200 || access == "" {
+		t.Fatalf("token: %d %v", status, tok)
+	}
+
+	// The same database and address, another admin token: replicas restarted after a rotation.
+	restart := func(change func(env map[string]string)) *stack {
+		s.stop()
+		env := maps.Clone(s.env)
+		change(env)
+		return startWithEnv(t, env)
+	}
+	rotated := restart(func(env map[string]string) { env["SCORING_ADMIN_TOKEN"] = "a-rotated-admin-token-0123456789" })
+	if r := score(rotated, access); r.status != 200 {
+		t.Fatalf("score after the admin token changed, with SCORING_OAUTH_SECRET set: %d %s, want 200", r.status, r.body)
+	}
+	// Without the setting the key comes from the admin token, and the rotation signs agents out.
+	s.stack = rotated
+	derived := restart(func(env map[string]string) { delete(env, "SCORING_OAUTH_SECRET") })
+	if r := score(derived, access); r.status != 401 {
+		t.Fatalf("score with a key derived from the new admin token: %d %s, want 401", r.status, r.body)
+	}
+}
+
 func TestOAuthRefusals(t *testing.T) {
 	t.Parallel()
 	s := startOAuthService(t)
@@ -515,6 +554,8 @@ func TestOAuthSettings(t *testing.T) {
 		want string // "" for valid
 	}{
 		{"none", nil, ""},
+		{"short OAuth secret", map[string]string{"SCORING_OAUTH_SECRET": "too-short"}, "SCORING_OAUTH_SECRET: must be at least 32 characters"},
+		{"OAuth secret", map[string]string{"SCORING_OAUTH_SECRET": strings.Repeat("k", 32)}, ""},
 		{"all", map[string]string{"SCORING_OIDC_ISSUER": "https://idp.example", "SCORING_OIDC_CLIENT_ID": "c", "SCORING_OIDC_CLIENT_SECRET": "s"}, ""},
 		{"loopback http", map[string]string{"SCORING_OIDC_ISSUER": "http://127.0.0.1:9000/oidc", "SCORING_OIDC_CLIENT_ID": "c", "SCORING_OIDC_CLIENT_SECRET": "s"}, ""},
 		{"no secret", map[string]string{"SCORING_OIDC_ISSUER": "https://idp.example", "SCORING_OIDC_CLIENT_ID": "c"}, "SCORING_OIDC_CLIENT_SECRET: required"},

@@ -83,11 +83,12 @@ type Config struct {
 	Log        *slog.Logger
 }
 
-// DeriveSecret derives the token HMAC secret from the admin token, as keys.DeriveJWTSecret does for
-// legacy JWTs: every replica has the admin token, so they all verify each other's tokens, and no
-// token is keyed with the admin token itself. Changing the admin token invalidates every OAuth token.
-func DeriveSecret(adminToken string) []byte {
-	m := hmac.New(sha256.New, []byte(adminToken))
+// DeriveSecret derives the token HMAC secret from a secret every replica has: SCORING_OAUTH_SECRET,
+// or else the admin token, as keys.DeriveJWTSecret does for legacy JWTs. The replicas then verify
+// each other's tokens, no token is keyed with the admin token itself, and the key is 32 bytes
+// whatever the length of the setting. Changing that secret invalidates every OAuth token.
+func DeriveSecret(secret string) []byte {
+	m := hmac.New(sha256.New, []byte(secret))
 	m.Write([]byte("scoring oauth token hmac v1"))
 	return m.Sum(nil)
 }
