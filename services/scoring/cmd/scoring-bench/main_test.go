@@ -1,0 +1,45 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+func TestMovedFlagsAMaximumThatChangedByMoreThanAFifth(t *testing.T) {
+	for _, tc := range []struct {
+		now, before float64
+		want        bool
+	}{
+		{22000, 22000, false},
+		{18000, 22000, false}, // -18 %
+		{13000, 22000, true},  // the slow spell of 2026-11-25
+		{26000, 22000, false}, // +18 %
+		{27000, 22000, true},
+	} {
+		if got := moved(tc.now, tc.before); got != tc.want {
+			t.Errorf("moved(%v, %v) = %v, want %v", tc.now, tc.before, got, tc.want)
+		}
+	}
+}
+
+func TestMedianIsTheMiddleRound(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		in   []time.Duration
+		want time.Duration
+	}{
+		{[]time.Duration{7 * ms}, 7 * ms},
+		{[]time.Duration{9 * ms, 5 * ms, 6 * ms}, 6 * ms},
+		{[]time.Duration{4 * ms, 8 * ms}, 8 * ms}, // the upper of an even count
+	} {
+		in := append([]time.Duration(nil), tc.in...)
+		if got := median(tc.in); got != tc.want {
+			t.Errorf("median(%v) = %v, want %v", in, got, tc.want)
+		}
+		for i := range in {
+			if in[i] != tc.in[i] {
+				t.Errorf("median reordered its argument: %v, was %v", tc.in, in)
+			}
+		}
+	}
+}
