@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -79,12 +80,14 @@ func TestExemplarsOnlyWhereTheyCanBeExported(t *testing.T) {
 		{"off without an OTLP exporter", "", 0},
 		{"the standard variable still turns them on", "always_on", 1},
 		{"the SDK's own default keeps one for a sampled span", "trace_based", 1},
+		{"and the variable turns them off", "always_off", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv(telemetry.EndpointVar, "")
-			t.Setenv(telemetry.ExemplarFilterVar, tc.filter)
+			// The variable counts as Setup's getenv reports it, not as the process's environment has it.
+			t.Setenv(telemetry.ExemplarFilterVar, "always_on")
+			env := map[string]string{telemetry.ExemplarFilterVar: tc.filter}
 			reader := sdkmetric.NewManualReader()
-			shutdown, err := telemetry.Setup(context.Background(), os.Getenv, "demo", "1.0.0", telemetry.WithReader(reader))
+			shutdown, err := telemetry.Setup(context.Background(), func(k string) string { return env[k] }, "demo", "1.0.0", telemetry.WithReader(reader))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,6 +96,14 @@ func TestExemplarsOnlyWhereTheyCanBeExported(t *testing.T) {
 				t.Errorf("got %d exemplars, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestSetupRefusesAnUnknownExemplarFilter(t *testing.T) {
+	env := map[string]string{telemetry.ExemplarFilterVar: "sometimes"}
+	_, err := telemetry.Setup(context.Background(), func(k string) string { return env[k] }, "demo", "1.0.0")
+	if err == nil || !strings.Contains(err.Error(), "OTEL_METRICS_EXEMPLAR_FILTER: must be always_on, always_off or trace_based") {
+		t.Fatalf("Setup with %s=sometimes: %v, want an error naming the variable and its values", telemetry.ExemplarFilterVar, err)
 	}
 }
 
