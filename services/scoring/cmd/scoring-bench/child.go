@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	_ "net/http/pprof"
 	"os"
@@ -48,7 +49,11 @@ func serveRole(ctx context.Context) (bool, error) {
 		defer stop()
 		if addr := os.Getenv(pprofVar); addr != "" {
 			// net/http/pprof registers itself on http.DefaultServeMux, which the service does not use.
-			go func() { _ = http.ListenAndServe(addr, nil) }()
+			go func() {
+				if err := http.ListenAndServe(addr, nil); err != nil {
+					fmt.Fprintln(os.Stderr, "scoring-bench: pprof:", err)
+				}
+			}()
 		}
 		// Exactly the service binary's entry point, with its defaults (GOGC included); the unmetered
 		// twin only swaps the limiter of the scoring routes for one that admits and meters nothing.

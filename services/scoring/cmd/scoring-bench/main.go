@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"os/signal"
@@ -158,9 +159,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			"SCORING_GRPC_ADDR": loadtest.FreeAddr(), "NATS_URL": o.natsURL, "NATS_NAMESPACE": "bench" + hex.EncodeToString(suffix),
 			"SCORING_LOG_LEVEL": "warn", profileVar: profile, traceVar: trace, pprofVar: pprof,
 		}
-		for k, v := range o.serviceEnv {
-			env[k] = v
-		}
+		maps.Copy(env, o.serviceEnv)
 		return env
 	}
 	svc, err := loadtest.StartChild(roleVar, "service", serviceEnv(serviceAddr, o.cpuProfile, o.trace, o.pprofAddr), placement...)
@@ -313,21 +312,16 @@ func openRounds(ctx context.Context, out io.Writer, o options, plainReq, gateway
 			name string
 			rate float64
 			r    loadtest.Result
-		}{{"baseline", baseRate, b}, {"service ", rate, g}} {
-			fmt.Fprintf(out, "open loop, round %d, %s at %5.0f req/s: p50 %-9s p99 %-9s max %-9s over 5ms %5.2f%%  failed %d/%d\n", round+1, x.name,
+		}{{"baseline", baseRate, b}, {"service", rate, g}} {
+			fmt.Fprintf(out, "open loop, round %d, %-8s at %5.0f req/s: p50 %-9s p99 %-9s max %-9s over 5ms %5.2f%%  failed %d/%d\n", round+1, x.name,
 				x.rate, x.r.P50.Round(time.Microsecond), x.r.P99.Round(time.Microsecond), x.r.Max.Round(time.Microsecond), 100*x.r.Over(5*time.Millisecond), x.r.Failed, x.r.Requests)
-		}
-		baseP99, svcP99 = append(baseP99, b.P99), append(svcP99, g.P99)
-		if o.timeline != "" {
-			for name, x := range map[string]struct {
-				rate float64
-				r    loadtest.Result
-			}{"baseline": {baseRate, b}, "service": {rate, g}} {
-				if err := writeTimeline(fmt.Sprintf("%s-%d-%s.csv", o.timeline, round+1, name), x.rate, x.r.Timeline); err != nil {
+			if o.timeline != "" {
+				if err := writeTimeline(fmt.Sprintf("%s-%d-%s.csv", o.timeline, round+1, x.name), x.rate, x.r.Timeline); err != nil {
 					return err
 				}
 			}
 		}
+		baseP99, svcP99 = append(baseP99, b.P99), append(svcP99, g.P99)
 	}
 	bm, sm := median(baseP99), median(svcP99)
 	fmt.Fprintf(out, "open-loop median p99 of %d rounds: service %s at %.0f req/s (target <= 5ms), baseline %s at %.0f req/s, ratio %.2fx\n",
