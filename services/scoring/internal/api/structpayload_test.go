@@ -1,6 +1,7 @@
 package api
 
 import (
+	"maps"
 	"reflect"
 	"testing"
 
@@ -17,10 +18,7 @@ func TestStructPayloadChecksLikeAMap(t *testing.T) {
 		"cpt_code": "99214", "icd10_code": "E11.9", "billed_amount": 245.0, "place_of_service": "11", "network_status": "in_network",
 	}
 	with := func(kv ...any) map[string]any {
-		m := map[string]any{}
-		for k, v := range valid {
-			m[k] = v
-		}
+		m := maps.Clone(valid)
 		for i := 0; i < len(kv); i += 2 {
 			if kv[i+1] == nil {
 				delete(m, kv[i].(string))

@@ -265,8 +265,9 @@ func TestWriteBatchManyRecords(t *testing.T) {
 }
 
 // BenchmarkWriteBatch writes a meter batch of 5,000 request records per iteration: the flush's cost
-// per scoring call, most of what a 100-item batch request costs beyond its scoring. The records are of one key, or spread over 1,000 keys as under
-// scoring-bench's load (a usage counter row per key and batch).
+// per scoring call, most of what a 100-item batch request costs beyond its scoring. The records are
+// of one key, or spread over 1,000 keys as under scoring-bench's load (a usage counter row per key
+// and batch).
 func BenchmarkWriteBatch(b *testing.B) {
 	for _, nkeys := range []int{1, 1000} {
 		b.Run(fmt.Sprintf("keys=%d", nkeys), func(b *testing.B) {
