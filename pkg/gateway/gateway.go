@@ -53,6 +53,7 @@ type options struct {
 	incoming map[string]bool
 	outgoing map[string]bool
 	codec    func(runtime.Marshaler) runtime.Marshaler
+	mws      []runtime.Middleware
 }
 
 // Option configures NewServeMux.
@@ -78,6 +79,12 @@ func WithIncomingHeaders(names ...string) Option {
 // hand every other message to the shared one, which wrap receives.
 func WithCodec(wrap func(runtime.Marshaler) runtime.Marshaler) Option {
 	return func(o *options) { o.codec = wrap }
+}
+
+// WithMiddleware runs mw around every route's handler, after the route is matched
+// (runtime.HTTPPattern names it).
+func WithMiddleware(mw runtime.Middleware) Option {
+	return func(o *options) { o.mws = append(o.mws, mw) }
 }
 
 // WithOutgoingHeaders turns these response-header metadata keys into HTTP response headers of the same
@@ -121,6 +128,7 @@ func NewServeMux(opts ...Option) *runtime.ServeMux {
 		runtime.WithOutgoingHeaderMatcher(o.matchOutgoing),
 		// Trailers are gRPC plumbing; HTTP clients of these APIs never read them.
 		runtime.WithOutgoingTrailerMatcher(func(string) (string, bool) { return "", false }),
+		runtime.WithMiddlewares(o.mws...),
 	)
 }
 

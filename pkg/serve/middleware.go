@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/selector"
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -20,59 +18,10 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/gateway"
 )
 
-// httpHandler wraps the mux: OpenTelemetry outermost (so the log line can carry the trace id), then
-// the access log, then panic recovery closest to the handlers.
+// httpHandler wraps the mux: telemetry outermost (so the log line can carry the trace id and the
+// span covers everything), panic recovery closest to the handlers.
 func (s *Server) httpHandler() http.Handler {
-	h := recoverHTTP(s.log, s.mux)
-	h = logHTTP(s.log, h)
-	return otelhttp.NewHandler(h, s.cfg.Name,
-		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + r.URL.Path }))
-}
-
-// statusRecorder remembers the status a handler wrote, for the access log. A few lines by hand: the
-// logging middlewares on offer either predate slog or pull in a router.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-	bytes  int
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *statusRecorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	n, err := r.ResponseWriter.Write(b)
-	r.bytes += n
-	return n, err
-}
-
-// Unwrap lets http.ResponseController reach Flush and deadlines (MCP streams need them).
-func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
-func logHTTP(log *slog.Logger, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w}
-		next.ServeHTTP(rec, r)
-		level := slog.LevelInfo
-		if rec.status >= 500 {
-			level = slog.LevelError
-		}
-		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == "/health" {
-			level = slog.LevelDebug // probes arrive every few seconds and would drown the log
-		}
-		// The query string is left out: it can carry tokens and identifiers.
-		log.Log(r.Context(), level, "http request",
-			"method", r.Method, "path", r.URL.Path, "status", rec.status, "bytes", rec.bytes,
-			"duration_ms", time.Since(start).Milliseconds(), "request_id", r.Header.Get("X-Request-Id"))
-	})
+	return s.observe.handler(recoverHTTP(s.log, s.mux))
 }
 
 func recoverHTTP(log *slog.Logger, next http.Handler) http.Handler {

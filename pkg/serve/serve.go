@@ -11,12 +11,17 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -50,6 +55,11 @@ type Config struct {
 	Gateway []gateway.Option
 	// Unary interceptors the service adds (authentication), run after logging and error mapping.
 	Unary []grpc.UnaryServerInterceptor
+	// TracerProvider and MeterProvider receive the servers' spans and metrics, and Propagator reads
+	// the callers' trace context; nil means the global ones (telemetry.Setup installs them).
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	Propagator     propagation.TextMapPropagator
 }
 
 // Server owns a service's listeners until Run returns.
@@ -61,6 +71,7 @@ type Server struct {
 	gateway *runtime.ServeMux
 	mux     *http.ServeMux
 	inproc  *inProcess
+	observe *observer
 	httpLn  net.Listener
 	grpcLn  net.Listener
 	ctx     context.Context
@@ -79,6 +90,19 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 20 * time.Second
 	}
+	if cfg.TracerProvider == nil {
+		cfg.TracerProvider = otel.GetTracerProvider()
+	}
+	if cfg.MeterProvider == nil {
+		cfg.MeterProvider = otel.GetMeterProvider()
+	}
+	if cfg.Propagator == nil {
+		cfg.Propagator = otel.GetTextMapPropagator()
+	}
+	observe, err := newObserver(cfg.Name, cfg.Logger, cfg.TracerProvider, cfg.MeterProvider, cfg.Propagator)
+	if err != nil {
+		return nil, fmt.Errorf("HTTP server telemetry: %w", err)
+	}
 	grpcLn, err := net.Listen("tcp", cfg.GRPCAddr)
 	if err != nil {
 		return nil, fmt.Errorf("listen gRPC on %s: %w", cfg.GRPCAddr, err)
@@ -88,14 +112,16 @@ func New(cfg Config) (*Server, error) {
 		_ = grpcLn.Close()
 		return nil, fmt.Errorf("listen HTTP on %s: %w", cfg.HTTPAddr, err)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, grpcLn: grpcLn, httpLn: httpLn, mux: http.NewServeMux(), ctx: context.Background()}
+	s := &Server{cfg: cfg, log: cfg.Logger, grpcLn: grpcLn, httpLn: httpLn, mux: http.NewServeMux(), observe: observe, ctx: context.Background()}
 
 	unary := append([]grpc.UnaryServerInterceptor{
 		mapErrorsUnary(s.log),
 		recovery.UnaryServerInterceptor(recovery.WithRecoveryHandlerContext(s.recovered)),
 	}, cfg.Unary...)
 	s.grpc = grpc.NewServer(
-		grpc.StatsHandler(otelgrpc.NewServerHandler()),
+		grpc.StatsHandler(otelgrpc.NewServerHandler(
+			otelgrpc.WithTracerProvider(cfg.TracerProvider), otelgrpc.WithMeterProvider(cfg.MeterProvider),
+			otelgrpc.WithPropagators(cfg.Propagator))),
 		grpc.ChainUnaryInterceptor(append([]grpc.UnaryServerInterceptor{logUnary(s.log)}, unary...)...),
 		grpc.ChainStreamInterceptor(
 			recovery.StreamServerInterceptor(recovery.WithRecoveryHandlerContext(s.recovered)),
@@ -110,9 +136,9 @@ func New(cfg Config) (*Server, error) {
 	// loopback HTTP/2 connection: serialising each call twice, HTTP/2 framing and the socket writes cost
 	// three quarters of a scoring request's CPU (profile in services/scoring/README.md). The access
 	// log is the HTTP server's, so the gRPC call log is not in this chain.
-	// The HTTP request's span (otelhttp) is the call's span: the handler runs in the request's context.
+	// The HTTP request's span (observer) is the call's span: the handler runs in the request's context.
 	s.inproc = newInProcess(chainUnary(unary))
-	s.gateway = gateway.NewServeMux(append([]gateway.Option{gateway.WithLogger(s.log)}, cfg.Gateway...)...)
+	s.gateway = gateway.NewServeMux(append([]gateway.Option{gateway.WithLogger(s.log), gateway.WithMiddleware(gatewayRoutes)}, cfg.Gateway...)...)
 
 	s.Handle("GET /healthz", http.HandlerFunc(s.serveHealthz))
 	s.Handle("GET /readyz", http.HandlerFunc(s.serveReadyz))
@@ -159,7 +185,15 @@ func (s *Server) InProcess() grpc.ClientConnInterface { return s.inproc }
 // Handle serves a plain net/http handler (HTML pages, Prometheus text, MCP, OAuth, .well-known
 // documents) beside the gateway. Patterns follow net/http.ServeMux.
 func (s *Server) Handle(pattern string, h http.Handler) {
-	s.mux.Handle(pattern, h)
+	// The pattern without its method is the route the request's span and metrics name.
+	route := pattern
+	if i := strings.IndexByte(pattern, ' '); i >= 0 {
+		route = strings.TrimLeft(pattern[i:], " \t")
+	}
+	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		nameRoute(w, route)
+		h.ServeHTTP(w, r)
+	}))
 	s.addPlainRoute(pattern)
 }
 

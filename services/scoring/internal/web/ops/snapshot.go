@@ -24,7 +24,8 @@ import (
 const SchemaVersion = 1
 
 // Prometheus family names of the numbers the snapshot repeats: the OTel counter scoring.decisions
-// (internal/api) and otelhttp's request duration histogram, as the OTel Prometheus exporter names them.
+// (internal/api) and the HTTP server's request duration histogram (pkg/serve), as the OTel
+// Prometheus exporter names them.
 const (
 	familyDecisions = "scoring_decisions_total"
 	familyHTTP      = "http_server_request_duration_seconds"
