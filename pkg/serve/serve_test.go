@@ -144,6 +144,8 @@ func TestGatewayContract(t *testing.T) {
 		{"documented 201 and proto names", "POST", "/v1/echoes", `{"text":"hi","repeat":2}`, map[string]string{"X-Admin-Token": "tok"}, 201,
 			`{"text":"hi","repeat":2,"admin_token_seen":true}`},
 		{"zero values are emitted", "POST", "/v1/echoes", `{}`, nil, 201, `{"text":"","repeat":0,"admin_token_seen":false}`},
+		{"only the listed headers become metadata", "POST", "/v1/echoes", `{}`, map[string]string{"Grpc-Metadata-X-Admin-Token": "tok"}, 201,
+			`{"text":"","repeat":0,"admin_token_seen":false}`},
 		{"unknown body fields are ignored", "POST", "/v1/echoes", `{"text":"a","extra":1}`, nil, 201, `{"text":"a","repeat":0,"admin_token_seen":false}`},
 		{"documented 204", "DELETE", "/v1/echoes/7", "", nil, 204, ""},
 		{"path and query parameters", "GET", "/v1/echoes/7?limit=5", "", nil, 200, `{"id":"7","limit":5}`},
