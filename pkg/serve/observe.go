@@ -162,10 +162,12 @@ func (o *observer) finish(ctx context.Context, span trace.Span, x *exchange, r *
 
 	level := slog.LevelInfo
 	switch {
+	case r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == "/health":
+		// Probes arrive every few seconds and would drown the log, failing ones too: the readiness
+		// watcher logs what fails.
+		level = slog.LevelDebug
 	case status >= 500:
 		level = slog.LevelError
-	case r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == "/health":
-		level = slog.LevelDebug // probes arrive every few seconds and would drown the log
 	}
 	if !o.log.Enabled(ctx, level) {
 		return // before the arguments are built: at warn, the hot path writes no line
