@@ -146,7 +146,8 @@ func (o *observer) finish(ctx context.Context, span trace.Span, x *exchange, r *
 	if status == 0 {
 		status = http.StatusOK // nothing written: net/http answers 200 with an empty body
 	}
-	s := o.seriesOf(seriesKey{method: r.Method, route: x.route, status: status, tls: r.TLS != nil, version: protocolVersion(r)})
+	method, _ := standardMethod(r.Method)
+	s := o.seriesOf(seriesKey{method: method, route: x.route, status: status, scheme: scheme(r), version: protocolVersion(r)})
 	span.SetName(s.spanName)
 	span.SetAttributes(append(requestAttributes(x.attrs[:0], r), s.spanAttrs...)...)
 	if status >= 500 {
@@ -210,10 +211,10 @@ func requestAttributes(attrs []attribute.KeyValue, r *http.Request) []attribute.
 // outside the standard set collapse into _OTHER, and routes are the registered templates, never the
 // path itself, so a client cannot make the number of series grow.
 type seriesKey struct {
-	method  string
+	method  string // standardMethod's
 	route   string
 	status  int
-	tls     bool
+	scheme  string
 	version string
 }
 
@@ -229,27 +230,16 @@ func (o *observer) seriesOf(k seriesKey) *series {
 	if s, ok := o.series.Load(k); ok {
 		return s.(*series)
 	}
-	method, known := standardMethod(k.method)
-	if !known {
-		k.method = method
-		if s, ok := o.series.Load(k); ok {
-			return s.(*series)
-		}
-	}
-	scheme := "http"
-	if k.tls {
-		scheme = "https"
-	}
 	attrs := []attribute.KeyValue{
-		semconv.HTTPRequestMethodKey.String(method),
-		semconv.URLScheme(scheme),
+		semconv.HTTPRequestMethodKey.String(k.method),
+		semconv.URLScheme(k.scheme),
 		semconv.ServerAddress(o.service),
 		semconv.NetworkProtocolName("http"),
 		semconv.NetworkProtocolVersion(k.version),
 		semconv.HTTPResponseStatusCode(k.status),
 	}
-	s := &series{spanName: method, spanAttrs: []attribute.KeyValue{semconv.HTTPResponseStatusCode(k.status)}}
-	if !known {
+	s := &series{spanName: k.method, spanAttrs: []attribute.KeyValue{semconv.HTTPResponseStatusCode(k.status)}}
+	if k.method == methodOther {
 		s.spanName = "HTTP" // the conventions' span name for a method outside the standard set
 	}
 	if k.route != "" {
@@ -275,8 +265,11 @@ func standardMethod(m string) (string, bool) {
 		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
 		return m, true
 	}
-	return "_OTHER", false
+	return methodOther, false
 }
+
+// methodOther is http.request.method for a method outside the standard set.
+const methodOther = "_OTHER"
 
 func scheme(r *http.Request) string {
 	if r.TLS != nil {
