@@ -7,12 +7,9 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
-	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/selector"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/trustlayer/trustlayer/pkg/gateway"
@@ -41,19 +38,14 @@ func recoverHTTP(log *slog.Logger, next http.Handler) http.Handler {
 	})
 }
 
-// logUnary logs direct gRPC calls. Calls from the service's own gateway are skipped: the HTTP access
-// log already has them, with the status the client saw.
+// logUnary logs calls made over gRPC. It is only on the gRPC server's chain: the gateway calls the
+// handlers in process, past it, and the HTTP access log has those calls with the status the client
+// saw.
 func logUnary(log *slog.Logger) grpc.UnaryServerInterceptor {
 	logger := logging.LoggerFunc(func(ctx context.Context, lvl logging.Level, msg string, fields ...any) {
 		log.Log(ctx, slog.Level(lvl), msg, fields...)
 	})
-	notFromGateway := selector.MatchFunc(func(ctx context.Context, _ interceptors.CallMeta) bool {
-		md, _ := metadata.FromIncomingContext(ctx)
-		return len(md.Get("x-forwarded-host")) == 0 && len(md.Get("grpcgateway-user-agent")) == 0
-	})
-	return selector.UnaryServerInterceptor(
-		logging.UnaryServerInterceptor(logger, logging.WithLogOnEvents(logging.FinishCall)),
-		notFromGateway)
+	return logging.UnaryServerInterceptor(logger, logging.WithLogOnEvents(logging.FinishCall))
 }
 
 // mapErrorsUnary is the one place where a handler's error becomes what a caller sees: errors that

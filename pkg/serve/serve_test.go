@@ -386,3 +386,40 @@ func TestInProcessConnection(t *testing.T) {
 		}
 	}
 }
+
+// TestCallLogs: a call over gRPC gets the gRPC call log's line; a request through the gateway, whose
+// call runs in process, gets the HTTP access log's line only.
+func TestCallLogs(t *testing.T) {
+	t.Parallel()
+	h := start(t, gateway.FastAPI)
+	conn, err := grpc.NewClient(h.srv.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := platformtestv1.NewEchoServiceClient(conn).GetEcho(context.Background(), &platformtestv1.GetEchoRequest{Id: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.do(t, "GET", "/v1/echoes/2", "", nil); r.status != 200 {
+		t.Fatalf("GET /v1/echoes/2: %d %s", r.status, r.body)
+	}
+	var calls, requests []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(h.logs.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		switch m["msg"] {
+		case "finished call":
+			calls = append(calls, m)
+		case "http request":
+			requests = append(requests, m)
+		}
+	}
+	if len(calls) != 1 || calls[0]["grpc.method"] != "GetEcho" || calls[0]["grpc.code"] != "OK" {
+		t.Errorf("gRPC call log lines: %v, want one for GetEcho with code OK", calls)
+	}
+	if len(requests) != 1 || requests[0]["path"] != "/v1/echoes/2" {
+		t.Errorf("access log lines: %v, want one for /v1/echoes/2", requests)
+	}
+}
