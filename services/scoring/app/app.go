@@ -172,12 +172,14 @@ func jwtSecret(s Settings, adminToken string) []byte {
 	return keys.DeriveJWTSecret(adminToken)
 }
 
+// oauthSecret keys the OAuth server's tokens: SCORING_OAUTH_SECRET, or the admin token when unset,
+// hashed either way so that fosite always gets a 32-byte key.
 func oauthSecret(s Settings, adminToken string) []byte {
-	if s.OAuthSecret != "" {
-		// Hashed like the derived one, so that fosite always gets a 32-byte key.
-		return oauth.DeriveSecret(s.OAuthSecret)
+	secret := s.OAuthSecret
+	if secret == "" {
+		secret = adminToken
 	}
-	return oauth.DeriveSecret(adminToken)
+	return oauth.DeriveSecret(secret)
 }
 
 // stripeConfig is billing's processor configuration from the settings.
