@@ -195,16 +195,15 @@ func OpenLoop(ctx context.Context, next Request, s Schedule) Result {
 			// A run sends to one URL or a few: parse a target when it changes, not per request, on the
 			// core whose own cost is part of the tail measured.
 			var (
-				parsed     bool
 				lastTarget string
-				u          *url.URL
+				u          *url.URL // nil with parseErr nil: nothing parsed yet
 				parseErr   error
 			)
 			for j := range jobs {
 				method, target, body, header := next(j.i)
-				if !parsed || target != lastTarget {
+				if (u == nil && parseErr == nil) || target != lastTarget {
 					u, parseErr = url.Parse(target)
-					lastTarget, parsed = target, true
+					lastTarget = target
 				}
 				err := parseErr
 				if err == nil {
