@@ -100,13 +100,20 @@ func (b *Bus) EnsureStream(ctx context.Context, cfg jetstream.StreamConfig) (jet
 		subjects[i] = b.Subject(s)
 	}
 	cfg.Subjects = subjects
-	// A stream already as configured is left alone: every replica's provisioning and every consumer's
-	// (re)start ensures it, and an update that changes nothing still rewrites the stream's store,
-	// concurrently with consumers being created on it (a data race inside nats-server under -race).
-	if s, err := b.JS.Stream(ctx, cfg.Name); err == nil && sameStream(s.CachedInfo().Config, cfg) {
+	// A stream is updated only when its settings really differ. Every replica's provisioning and every
+	// consumer's (re)start ensures it, and an update, even one that changes nothing, rewrites the
+	// stream's store concurrently with consumers being created on it: a data race inside nats-server
+	// under -race. So a failed lookup (JetStream still restoring its streams after a restart, say) is
+	// an error to retry, never a reason to update, and a missing stream is created, not upserted.
+	s, err := b.JS.Stream(ctx, cfg.Name)
+	switch {
+	case err == nil && sameStream(s.CachedInfo().Config, cfg):
 		return s, nil
+	case err == nil:
+		s, err = b.JS.UpdateStream(ctx, cfg)
+	case errors.Is(err, jetstream.ErrStreamNotFound):
+		s, err = b.JS.CreateStream(ctx, cfg)
 	}
-	s, err := b.JS.CreateOrUpdateStream(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("provision stream %s: %w", cfg.Name, err)
 	}
