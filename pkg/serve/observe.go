@@ -132,13 +132,19 @@ func (o *observer) handler(next http.Handler) http.Handler {
 		// slice. Only an attribute-based sampler would see the difference, and none is configured
 		// (OTEL_TRACES_SAMPLER's samplers decide on the trace id and the parent).
 		ctx, span := o.tracer.Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer))
-		x := &exchange{ResponseWriter: w}
+		x := exchanges.Get().(*exchange)
+		x.ResponseWriter = w
 		r = r.WithContext(ctx)
 		// Deferred so that a request net/http aborts (http.ErrAbortHandler) still ends its span.
 		defer o.finish(ctx, span, x, r, start)
 		next.ServeHTTP(x, r)
 	})
 }
+
+// exchanges recycles the writers: with its room for attributes, an exchange was the largest single
+// allocation of a scoring request (0.9 of its 15 KB). Reuse is safe because net/http forbids using a
+// ResponseWriter after ServeHTTP returns, and finish, the last to touch one, puts it back.
+var exchanges = sync.Pool{New: func() any { return new(exchange) }}
 
 func (o *observer) finish(ctx context.Context, span trace.Span, x *exchange, r *http.Request, start time.Time) {
 	elapsed := time.Since(start)
@@ -170,13 +176,14 @@ func (o *observer) finish(ctx context.Context, span trace.Span, x *exchange, r *
 	case status >= 500:
 		level = slog.LevelError
 	}
-	if !o.log.Enabled(ctx, level) {
-		return // before the arguments are built: at warn, the hot path writes no line
+	if o.log.Enabled(ctx, level) { // before the arguments are built: at warn, the hot path writes no line
+		// The query string is left out: it can carry tokens and identifiers.
+		o.log.Log(ctx, level, "http request",
+			"method", r.Method, "path", r.URL.Path, "status", status, "bytes", x.bytes,
+			"duration_ms", elapsed.Milliseconds(), "request_id", r.Header.Get("X-Request-Id"))
 	}
-	// The query string is left out: it can carry tokens and identifiers.
-	o.log.Log(ctx, level, "http request",
-		"method", r.Method, "path", r.URL.Path, "status", status, "bytes", x.bytes,
-		"duration_ms", elapsed.Milliseconds(), "request_id", r.Header.Get("X-Request-Id"))
+	*x = exchange{}
+	exchanges.Put(x)
 }
 
 // requestAttributes appends the span's attributes that describe the request. The query string is
