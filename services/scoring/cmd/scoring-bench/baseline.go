@@ -68,11 +68,7 @@ func (b baseline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp := baselineResponse{Workflow: string(d.Workflow), Score: d.Score, RiskLevel: d.RiskLevel, Confidence: d.Confidence,
 		ModelVersion: d.ModelVersion, ScoredAt: time.Now().UTC()}
 	for _, f := range d.Factors {
-		dir := "increases_risk"
-		if f.Contribution < 0 {
-			dir = "decreases_risk"
-		}
-		resp.Explanation.TopFactors = append(resp.Explanation.TopFactors, baselineFactor{f.Name, f.Contribution, dir})
+		resp.Explanation.TopFactors = append(resp.Explanation.TopFactors, baselineFactor{f.Name, f.Contribution, f.Direction})
 	}
 	if x := d.Denial; x != nil {
 		resp.Details = map[string]any{"workflow": string(d.Workflow), "denial": map[string]any{

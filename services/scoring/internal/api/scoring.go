@@ -349,11 +349,7 @@ func render(d decision.Decision, now time.Time) *scoringv1.ScoreResult {
 		ScoredAt: timestamppb.New(now.UTC().Truncate(time.Millisecond)),
 	}
 	for i, f := range d.Factors {
-		dir := "increases_risk"
-		if f.Contribution < 0 {
-			dir = "decreases_risk"
-		}
-		resp.Explanation.TopFactors[i] = &scoringv1.Factor{Feature: f.Name, Contribution: f.Contribution, Direction: dir}
+		resp.Explanation.TopFactors[i] = &scoringv1.Factor{Feature: f.Name, Contribution: f.Contribution, Direction: f.Direction}
 	}
 	drift := d.Drift
 	if drift == nil {

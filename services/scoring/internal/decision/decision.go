@@ -97,7 +97,7 @@ type Decision struct {
 	// PinnedVersion is the version the caller asked for when it was unavailable and the current
 	// version answered instead (allow_fallback); empty otherwise.
 	PinnedVersion string
-	Factors       []model.Factor
+	Factors       []Factor
 	Drift         []string
 
 	Denial        *Denial
@@ -208,7 +208,7 @@ func (e *Engine) denial(c *claim.Claim, o Options) (Decision, error) {
 	}
 	return Decision{
 		Workflow: claim.Denial, Score: p, RiskLevel: classifierRisk(p, threshold), Confidence: confidence(conf),
-		ModelVersion: version, PinnedVersion: unavailable, Factors: factors(r.Factors[:r.NFactors]), Drift: drift,
+		ModelVersion: version, PinnedVersion: unavailable, Factors: factors(r.Factors[:r.NFactors], raisesRisk), Drift: drift,
 		Denial: &Denial{
 			Probability: p, OperatingPoint: op, Profile: profile, RoutingSource: source, RiskTier: m.Tier(r.Probability),
 			CalibrationMethod: m.CalibrationMethod, CalibrationVersion: m.CalibrationVersion,
@@ -283,7 +283,7 @@ func (e *Engine) priorAuth(c *claim.Claim, o Options) (Decision, error) {
 	conf *= math.Pow(driftScale, float64(len(drift)))
 	return Decision{
 		Workflow: claim.PriorAuth, Score: p, RiskLevel: levels(p, 0.5, 0.2), Confidence: confidence(conf),
-		ModelVersion: version, PinnedVersion: unavailable, Factors: factors(r.Factors[:r.NFactors]), Drift: drift,
+		ModelVersion: version, PinnedVersion: unavailable, Factors: factors(r.Factors[:r.NFactors], raisesRisk), Drift: drift,
 		PriorAuth: &PriorAuth{
 			Probability: p, CalibrationMethod: m.CalibrationMethod, CalibrationVersion: m.CalibrationVersion,
 			SupportLevel: support, Signals: matches,
@@ -304,7 +304,7 @@ func (e *Engine) reimbursement(c *claim.Claim, o Options) (Decision, error) {
 	conf := baseConfidence * math.Pow(driftScale, float64(len(drift)))
 	return Decision{
 		Workflow: claim.Reimbursement, Score: score, RiskLevel: levels(score, 0.5, 0.2), Confidence: confidence(conf),
-		ModelVersion: version, PinnedVersion: unavailable, Factors: factors(est.Factors[:est.NFactors]), Drift: drift,
+		ModelVersion: version, PinnedVersion: unavailable, Factors: factors(est.Factors[:est.NFactors], lowersRisk), Drift: drift,
 		Reimbursement: &Reimbursement{
 			ExpectedAllowed: math.Round(est.ExpectedAllowed*100) / 100, Billed: c.BilledAmount,
 			Ratio: round(est.Ratio), Units: c.Units,
@@ -331,10 +331,30 @@ func round(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 
 func confidence(v float64) float64 { return math.Round(math.Max(v, minConfidence)*1e4) / 1e4 }
 
-func factors(in []model.Factor) []model.Factor {
-	out := make([]model.Factor, len(in))
+// Factor is one of explanation.top_factors. Contribution is in the model's own units: log-odds of a
+// denial or of a prior-auth requirement, log allowed/billed ratio for reimbursement.
+type Factor struct {
+	Name         string
+	Contribution float64
+	Direction    string // increases_risk or decreases_risk
+}
+
+// A model's output either is the risk (the probability of a denial, of prior auth being required)
+// or moves against it: the reimbursement score is 1 - ratio, so a factor that raises the expected
+// ratio lowers the risk.
+const (
+	raisesRisk = 1.0
+	lowersRisk = -1.0
+)
+
+func factors(in []model.Factor, sense float64) []Factor {
+	out := make([]Factor, len(in))
 	for i, f := range in {
-		out[i] = model.Factor{Name: f.Name, Contribution: round(f.Contribution)}
+		dir := "increases_risk"
+		if f.Contribution*sense < 0 {
+			dir = "decreases_risk"
+		}
+		out[i] = Factor{Name: f.Name, Contribution: round(f.Contribution), Direction: dir}
 	}
 	return out
 }

@@ -104,3 +104,40 @@ func TestDecideDenialUsesTableAndOverride(t *testing.T) {
 		t.Errorf("unknown operating point: %v", err)
 	}
 }
+
+// TestFactorDirections: a factor's direction is what it does to the score. Denial and prior auth
+// score the modelled probability itself; reimbursement scores 1 - ratio, so a factor that raises the
+// expected allowed/billed ratio lowers the risk.
+func TestFactorDirections(t *testing.T) {
+	models, err := model.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := claim.Claim{ExternalClaimID: "c", PayerID: 60054, ProviderID: 1, CPTCode: "72148", ICD10Code: "M54.5", BilledAmount: 1840, Units: 1,
+		NetworkStatus: "out_of_network", PlaceOfService: "22"}
+	for _, tc := range []struct {
+		workflow           claim.Workflow
+		positiveRaisesRisk bool
+	}{
+		{claim.Denial, true},
+		{claim.PriorAuth, true},
+		{claim.Reimbursement, false},
+	} {
+		d, err := New(models, nil, Config{}).Decide(tc.workflow, &c, Options{AllowFallback: true})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.workflow, err)
+		}
+		if len(d.Factors) == 0 {
+			t.Fatalf("%s: no factors", tc.workflow)
+		}
+		for _, f := range d.Factors {
+			want := "increases_risk"
+			if (f.Contribution >= 0) != tc.positiveRaisesRisk && f.Contribution != 0 {
+				want = "decreases_risk"
+			}
+			if f.Direction != want {
+				t.Errorf("%s: factor %s contributes %v: direction %s, want %s", tc.workflow, f.Name, f.Contribution, f.Direction, want)
+			}
+		}
+	}
+}
