@@ -54,6 +54,7 @@ type options struct {
 	outgoing map[string]bool
 	codec    func(runtime.Marshaler) runtime.Marshaler
 	mws      []runtime.Middleware
+	onError  func(context.Context, http.Header)
 }
 
 // Option configures NewServeMux.
@@ -87,6 +88,13 @@ func WithCodec(wrap func(runtime.Marshaler) runtime.Marshaler) Option {
 // (runtime.HTTPPattern names it).
 func WithMiddleware(mw runtime.Middleware) Option {
 	return func(o *options) { o.mws = append(o.mws, mw) }
+}
+
+// WithErrorHeaders lets a service add headers to every error answer of the gateway, after those its
+// handler set: a header it promises on every answer of a route, when the call failed before the
+// handler could set it (a body the gateway could not decode). runtime.RPCMethod(ctx) names the call.
+func WithErrorHeaders(add func(ctx context.Context, h http.Header)) Option {
+	return func(o *options) { o.onError = add }
 }
 
 // WithOutgoingHeaders turns these response-header metadata keys into HTTP response headers of the same
@@ -211,6 +219,9 @@ func (o *options) handleError(ctx context.Context, _ *runtime.ServeMux, _ runtim
 				}
 			}
 		}
+	}
+	if o.onError != nil {
+		o.onError(ctx, w.Header())
 	}
 	if he, ok := apierror.FromStatus(st); ok {
 		WriteJSON(w, he.Status, he.Body)

@@ -148,6 +148,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		gateway.WithValidationStyle(gateway.DetailString),
 		gateway.WithIncomingHeaders(auth.AdminHeader, "X-Service-Api-Key"),
 		gateway.WithOutgoingHeaders("x-request-id", "retry-after"),
+		gateway.WithErrorHeaders(api.ErrorHeaders),
 		// Score requests and results by hand: protojson was most of a batch item's CPU.
 		gateway.WithCodec(wire.New))
 	sh := &shared{}
@@ -159,7 +160,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			Issuer: settings.PublicURL, Secret: oauthSecret(settings, spec.Service.AdminToken), Log: p.Log,
 			OIDC: oauth.OIDC{Issuer: settings.OIDCIssuer, ClientID: settings.OIDCClientID, ClientSecret: settings.OIDCClientSecret},
 		}, store.New(p.Pool), sh.creds)
-		return []grpc.UnaryServerInterceptor{api.Authenticate(spec.Service.AdminToken, sh.oauth.Authenticator(),
+		return []grpc.UnaryServerInterceptor{api.RequestIDs(), api.Authenticate(spec.Service.AdminToken, sh.oauth.Authenticator(),
 			api.WithSessions(sh.workspaces))}
 	}
 	return Config{Spec: spec, Settings: settings, shared: sh}, nil

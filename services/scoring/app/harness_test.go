@@ -25,6 +25,7 @@ const adminToken = "scoring-test-admin-token"
 type stack struct {
 	t    testing.TB
 	base string
+	grpc string // the gRPC listener's address
 	pool *pgxpool.Pool
 	env  map[string]string
 	logs *syncBuffer
@@ -108,7 +109,7 @@ func startAdjusted(t testing.TB, env map[string]string, adjust func(*app.Config)
 		})
 	}
 	t.Cleanup(stop)
-	return &stack{t: t, base: "http://" + p.Server.HTTPAddr(), pool: p.Pool, env: env, logs: logs, stop: stop, routes: p.Server.Routes}
+	return &stack{t: t, base: "http://" + p.Server.HTTPAddr(), grpc: p.Server.GRPCAddr(), pool: p.Pool, env: env, logs: logs, stop: stop, routes: p.Server.Routes}
 }
 
 type reply struct {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
@@ -211,6 +212,52 @@ func setRequestID(ctx context.Context, id string) {
 	_ = grpc.SetHeader(ctx, metadata.Pairs("x-request-id", id))
 }
 
+// scoringMethods are the calls whose every answer carries an x-request-id (Document 2 "Score
+// response"): refusals by authentication, limits and validation too, so that a client can quote the
+// id of any answer it got.
+var scoringMethods = map[string]bool{
+	scoringv1.ScoringService_Score_FullMethodName:                 true,
+	scoringv1.ScoringService_ScoreBatch_FullMethodName:            true,
+	scoringv1.ScoringService_ScoreDenial_FullMethodName:           true,
+	scoringv1.ScoringService_PredictPriorAuth_FullMethodName:      true,
+	scoringv1.ScoringService_EstimateReimbursement_FullMethodName: true,
+}
+
+type requestIDKey struct{}
+
+// RequestIDs gives each scoring call its x-request-id before the interceptors after it can refuse the
+// call: it goes first, before Authenticate.
+func RequestIDs() grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if !scoringMethods[info.FullMethod] {
+			return handler(ctx, req)
+		}
+		id := newRequestID()
+		setRequestID(ctx, id)
+		return handler(context.WithValue(ctx, requestIDKey{}, id), req)
+	}
+}
+
+// requestIDOf is the call's x-request-id: RequestIDs's, or a new one for a call that did not pass
+// through it (a handler called directly).
+func requestIDOf(ctx context.Context) string {
+	if id, ok := ctx.Value(requestIDKey{}).(string); ok {
+		return id
+	}
+	id := newRequestID()
+	setRequestID(ctx, id)
+	return id
+}
+
+// ErrorHeaders is the gateway's gateway.WithErrorHeaders hook: a scoring call that failed before
+// RequestIDs ran (a body the gateway could not decode) still answers with an x-request-id. Nothing is
+// recorded under it, since nothing was scored.
+func ErrorHeaders(ctx context.Context, h http.Header) {
+	if m, ok := runtime.RPCMethod(ctx); ok && scoringMethods[m] && h.Get("X-Request-Id") == "" {
+		h.Set("X-Request-Id", newRequestID())
+	}
+}
+
 // admit applies the key's plan limits to a request that will bill up to n calls.
 func (s *Scoring) admit(ctx context.Context, n int) (meter.Ticket, error) {
 	key := callerFrom(ctx)
@@ -230,8 +277,7 @@ func (s *Scoring) admit(ctx context.Context, n int) (meter.Ticket, error) {
 }
 
 func (s *Scoring) scoreOne(ctx context.Context, route, workflow string, payload *structpb.Struct, o decision.Options) (*scoringv1.ScoreResult, error) {
-	requestID := newRequestID()
-	setRequestID(ctx, requestID)
+	requestID := requestIDOf(ctx)
 	ticket, err := s.admit(ctx, 1)
 	if err != nil {
 		return nil, err
@@ -288,8 +334,7 @@ func (s *Scoring) decide(workflow string, payload *structpb.Struct, o decision.O
 // ScoreBatch is POST /v1/score/batch: each item is scored on its own and bills one call when it
 // succeeds; the batch is admitted once (one request against the rate limit) for all its items.
 func (s *Scoring) ScoreBatch(ctx context.Context, req *scoringv1.ScoreBatchRequest) (*scoringv1.ScoreBatchResponse, error) {
-	requestID := newRequestID()
-	setRequestID(ctx, requestID)
+	requestID := requestIDOf(ctx)
 	items := req.GetItems()
 	if len(items) == 0 || len(items) > MaxBatchItems {
 		return nil, apierror.Newf(http.StatusUnprocessableEntity, "items must hold between 1 and %d score requests (got %d)", MaxBatchItems, len(items))
