@@ -69,10 +69,15 @@ func TestWorkflowDiscoveryAndValidation(t *testing.T) {
 	if r.status != 200 || body["valid"] != true || norm["icd10_code"] != "E11.9" || body["billable"] != false {
 		t.Fatalf("validate normalises: %d %s", r.status, r.body)
 	}
-	r = s.call("POST", "/v1/workflows/healthcare.denial/validate", with(denialClaim(), "place_of_service", "office"), key)
+	r = s.call("POST", "/v1/workflows/healthcare.denial/validate", with(denialClaim(), "place_of_service", "office", "icd10_code", "e119"), key)
 	body = r.obj(t)
 	if r.status != 422 || !strings.Contains(body["detail"].(string), "place_of_service") || body["valid"] != false {
 		t.Fatalf("validate office: %d %s", r.status, r.body)
+	}
+	// The fields that passed come back normalised; the failing one is left out.
+	norm, _ = body["normalized_payload"].(map[string]any)
+	if _, bad := norm["place_of_service"]; norm["icd10_code"] != "E11.9" || bad {
+		t.Fatalf("validate office: normalized_payload %v", body["normalized_payload"])
 	}
 	errs, _ := body["errors"].([]any)
 	if len(errs) != 1 || errs[0].(map[string]any)["field"] != "place_of_service" {

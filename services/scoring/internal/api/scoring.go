@@ -142,9 +142,12 @@ func (s *Scoring) ValidateWorkflow(_ context.Context, req *scoringv1.ValidateWor
 	}
 	_, normalised, errs := claim.Validate(sp.Workflow, req.GetPayload().AsMap())
 	if len(errs) > 0 {
+		// Document 2 answers with the normalized payload and the errors: the fields that passed,
+		// normalised, so that a caller fixing a claim sees how the rest will be read.
 		e := validationError(errs)
 		e.Body["valid"] = false
 		e.Body["workflow"] = string(sp.Workflow)
+		e.Body["normalized_payload"] = normalised
 		e.Body["billable"] = false
 		return nil, e
 	}
