@@ -63,6 +63,16 @@ func TestTrialLimits(t *testing.T) {
 	if _, err := s.pool.Exec(context.Background(), `INSERT INTO usage_counters (key_id, period, calls, updated_at) VALUES ($1, $2, 999, now())`, keyID, month); err != nil {
 		t.Fatal(err)
 	}
+	// A batch larger than what is left is refused whole, and the answer says how much is left.
+	two := map[string]any{"items": []any{
+		map[string]any{"workflow": "healthcare.denial", "payload": denialClaim()},
+		map[string]any{"workflow": "healthcare.denial", "payload": denialClaim()},
+	}}
+	r = s.call("POST", "/v1/score/batch", two, bearer(key2))
+	if body := r.obj(t); r.status != 402 || body["remaining_calls"] != 1.0 || !strings.Contains(body["detail"].(string), "1 of its 1,000 calls left") {
+		t.Fatalf("batch of 2 with 1 call left: %d %s", r.status, r.body)
+	}
+	// That refusal cost no rate-limit token: the last call passes at once.
 	if r := score(s, key2); r.status != 200 {
 		t.Fatalf("1000th call: %d %s", r.status, r.body)
 	}
@@ -72,16 +82,11 @@ func TestTrialLimits(t *testing.T) {
 	if r.status != 402 || !strings.HasSuffix(body["upgrade_url"].(string), "/v1/billing/checkout-session") {
 		t.Fatalf("1001st call: %d %s, want 402 with upgrade_url", r.status, r.body)
 	}
-	if _, ok := body["detail"].(string); !ok {
-		t.Fatalf("402 detail: %s", r.body)
+	if d, _ := body["detail"].(string); !strings.Contains(d, "exhausted") || body["remaining_calls"] != nil {
+		t.Fatalf("402 at the quota: %s", r.body)
 	}
-	// A batch is refused whole when the trial key has fewer calls left than it has items.
 	time.Sleep(1100 * time.Millisecond)
-	batch := map[string]any{"items": []any{
-		map[string]any{"workflow": "healthcare.denial", "payload": denialClaim()},
-		map[string]any{"workflow": "healthcare.denial", "payload": denialClaim()},
-	}}
-	if r := s.call("POST", "/v1/score/batch", batch, bearer(key2)); r.status != 402 || r.obj(t)["upgrade_url"] == nil {
+	if r := s.call("POST", "/v1/score/batch", two, bearer(key2)); r.status != 402 || r.obj(t)["upgrade_url"] == nil {
 		t.Fatalf("batch past the quota: %d %s", r.status, r.body)
 	}
 	u := s.call("GET", "/v1/usage", nil, bearer(key2)).obj(t)

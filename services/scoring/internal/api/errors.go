@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -34,11 +35,18 @@ func toAPI(err error, upgradeURL string) error {
 	case errors.Is(err, decision.ErrInvalidOption), errors.Is(err, keys.ErrInvalid), errors.Is(err, feedback.ErrInvalid):
 		return apierror.New(http.StatusUnprocessableEntity, message(err, decision.ErrInvalidOption, keys.ErrInvalid, feedback.ErrInvalid))
 	case errors.Is(err, meter.ErrQuotaExhausted):
-		return &apierror.Error{Status: http.StatusPaymentRequired, Body: map[string]any{
+		body := map[string]any{
 			"detail":      "Trial quota of 1,000 scoring calls this month is exhausted; upgrade to a paid plan to continue",
 			"error":       "quota_exhausted",
 			"upgrade_url": upgradeURL,
-		}}
+		}
+		if errors.As(err, &limit) && limit.Remaining > 0 {
+			// A batch larger than what is left: the quota is not used up, and fewer items would pass.
+			body["detail"] = fmt.Sprintf("This request needs %d scoring calls and the trial has %d of its 1,000 calls left this month; send at most %d items or upgrade to a paid plan",
+				limit.Needed, limit.Remaining, limit.Remaining)
+			body["remaining_calls"] = limit.Remaining
+		}
+		return &apierror.Error{Status: http.StatusPaymentRequired, Body: body}
 	case errors.As(err, &limit) || errors.Is(err, meter.ErrRateLimited) || errors.Is(err, meter.ErrInFlight):
 		detail := "Rate limit exceeded for this key"
 		if errors.Is(err, meter.ErrInFlight) {

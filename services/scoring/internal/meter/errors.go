@@ -24,6 +24,8 @@ type LimitError struct {
 	// the next period for ErrQuotaExhausted, and zero (unknown: when a running request ends) for
 	// ErrInFlight.
 	RetryAfter time.Duration
+	// For ErrQuotaExhausted: the calls the request needed and those left this period (fewer).
+	Needed, Remaining int64
 }
 
 func (e *LimitError) Error() string {

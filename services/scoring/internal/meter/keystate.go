@@ -186,8 +186,8 @@ func (ks *keyState) admit(now time.Time, p Plan, n int) error {
 	if ks.inFlight >= p.MaxInFlight {
 		return &LimitError{Err: ErrInFlight}
 	}
-	if p.HardQuota && ks.used()+ks.reserved+int64(n) > p.IncludedCalls {
-		return &LimitError{Err: ErrQuotaExhausted, RetryAfter: periodEnd(ks.month).Sub(now)}
+	if left := p.IncludedCalls - ks.used() - ks.reserved; p.HardQuota && int64(n) > left {
+		return &LimitError{Err: ErrQuotaExhausted, RetryAfter: periodEnd(ks.month).Sub(now), Needed: int64(n), Remaining: max(left, 0)}
 	}
 	ks.setRate(now, p)
 	if !ks.limiter.AllowN(now, 1) {
