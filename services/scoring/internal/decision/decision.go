@@ -148,6 +148,9 @@ const (
 
 // Decide scores c for workflow w.
 func (e *Engine) Decide(w claim.Workflow, c *claim.Claim, o Options) (Decision, error) {
+	if err := o.check(); err != nil {
+		return Decision{}, err
+	}
 	switch w {
 	case claim.Denial:
 		return e.denial(c, o)
@@ -157,6 +160,25 @@ func (e *Engine) Decide(w claim.Workflow, c *claim.Claim, o Options) (Decision, 
 		return e.reimbursement(c, o)
 	}
 	return Decision{}, fmt.Errorf("%w: unknown workflow %q", ErrInvalidOption, w)
+}
+
+// check refuses option values outside their sets whatever the workflow: operating_point and
+// distribution_profile steer only the denial model, and the other workflows ignore them, but a
+// misspelt value is a caller's mistake to report, not to ignore.
+func (o Options) check() error {
+	if o.OperatingPoint != "" && !slices.Contains(OperatingPoints, o.OperatingPoint) {
+		return fmt.Errorf("%w: options.operating_point must be one of %s (got %q)", ErrInvalidOption, strings.Join(OperatingPoints, ", "), o.OperatingPoint)
+	}
+	if o.DistributionProfile != "" {
+		if _, ok := model.ParseProfile(o.DistributionProfile); !ok {
+			return unknownProfile(o.DistributionProfile)
+		}
+	}
+	return nil
+}
+
+func unknownProfile(got string) error {
+	return fmt.Errorf("%w: options.distribution_profile must be one of synthetic_v1, cms_v1, commercial_beta (got %q)", ErrInvalidOption, got)
 }
 
 // pick resolves options.model_version against the current version: a served pin is used, an
@@ -179,10 +201,7 @@ func (e *Engine) denial(c *claim.Claim, o Options) (Decision, error) {
 	if op == "" {
 		op = Balanced
 	}
-	opIndex := slices.Index(OperatingPoints, op)
-	if opIndex < 0 {
-		return Decision{}, fmt.Errorf("%w: options.operating_point must be one of %s (got %q)", ErrInvalidOption, strings.Join(OperatingPoints, ", "), op)
-	}
+	opIndex := slices.Index(OperatingPoints, op) // a known one: Decide checked it
 	profile, source, err := Route(c, o.DistributionProfile)
 	if err != nil {
 		return Decision{}, err
@@ -223,7 +242,7 @@ func Route(c *claim.Claim, explicit string) (model.Profile, string, error) {
 	if explicit != "" {
 		p, ok := model.ParseProfile(explicit)
 		if !ok {
-			return "", "", fmt.Errorf("%w: options.distribution_profile must be one of synthetic_v1, cms_v1, commercial_beta (got %q)", ErrInvalidOption, explicit)
+			return "", "", unknownProfile(explicit)
 		}
 		return p, RoutedExplicit, nil
 	}

@@ -141,3 +141,33 @@ func TestFactorDirections(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionValuesCheckedForEveryWorkflow: operating_point and distribution_profile steer only the
+// denial model, but a value outside their sets is refused whatever the workflow; a known value is
+// accepted and ignored where it does not apply.
+func TestOptionValuesCheckedForEveryWorkflow(t *testing.T) {
+	models, err := model.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := claim.Claim{ExternalClaimID: "c", PayerID: 60054, ProviderID: 1, CPTCode: "99214", ICD10Code: "E11.9", BilledAmount: 245, Units: 1, NetworkStatus: "in_network"}
+	e := New(models, nil, Config{})
+	for _, w := range []claim.Workflow{claim.Denial, claim.PriorAuth, claim.Reimbursement} {
+		for _, tc := range []struct {
+			name    string
+			o       Options
+			invalid bool
+		}{
+			{"none", Options{}, false},
+			{"known operating point", Options{OperatingPoint: HighRecall}, false},
+			{"known profile", Options{DistributionProfile: "cms_v1"}, false},
+			{"unknown operating point", Options{OperatingPoint: "max"}, true},
+			{"unknown profile", Options{DistributionProfile: "medicaid"}, true},
+		} {
+			_, err := e.Decide(w, &c, tc.o)
+			if got := errors.Is(err, ErrInvalidOption); got != tc.invalid || (!tc.invalid && err != nil) {
+				t.Errorf("%s, %s: %v, want invalid=%v", w, tc.name, err, tc.invalid)
+			}
+		}
+	}
+}
