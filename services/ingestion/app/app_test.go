@@ -94,6 +94,7 @@ func TestRegisterSourceValidation(t *testing.T) {
 		wantLoc string
 	}{
 		{"missing organization", map[string]any{"organization": ""}, "body.organization"},
+		{"organization over 200 characters", map[string]any{"organization": strings.Repeat("é", 201)}, "body.organization"},
 		{"no allowlist", map[string]any{"allowed_hosts": []string{}}, "body.allowed_hosts"},
 		{"allowlist entry with a scheme", map[string]any{"allowed_hosts": []string{"https://docs.acme.example"}}, "body.allowed_hosts"},
 		{"unknown adapter", map[string]any{"adapter": "ftp"}, "body.adapter"},
@@ -143,6 +144,13 @@ func TestRegisterSourceValidation(t *testing.T) {
 	if created["health_status"] != "NEW" || created["enabled"] != true || created["id"] == "" {
 		t.Errorf("created source: got %v", created)
 	}
+	// The limit counts characters: 200 two-byte ones pass.
+	long := map[string]any{}
+	for k, v := range valid {
+		long[k] = v
+	}
+	long["organization"] = strings.Repeat("é", 200)
+	s.admin("POST", "/v1/sources", long, http.StatusCreated)
 }
 
 func TestSourceReadsAndPagination(t *testing.T) {
@@ -368,6 +376,50 @@ func firstResource(t *testing.T, run map[string]any) map[string]any {
 		t.Fatalf("run has no resources: %v", run)
 	}
 	return res[0].(map[string]any)
+}
+
+// TestCanceledRunLeavesHealthAlone: a manual run whose caller goes away mid-fetch ends FAILED with
+// error_kind canceled. It says nothing about the source: the health stays, and the source is not sent
+// to review (where the scheduler would never run it again).
+func TestCanceledRunLeavesHealthAlone(t *testing.T) {
+	t.Parallel()
+	s := startService(t, nil)
+	s.docs.set("/slow.html", page{body: policyV1, delay: 2 * time.Second})
+	// Disabled, so that only the manual runs below fetch it.
+	src := s.literalSource("/slow.html", map[string]any{"enabled": false})
+	runs := "/v1/sources/" + src["id"].(string) + "/discovery-runs"
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "POST", s.base+runs, strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Admin-Token", adminToken)
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("the run answered %d before its caller gave up", resp.StatusCode)
+	}
+	var st map[string]any
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st = s.admin("GET", "/v1/sources/"+src["id"].(string)+"/status", nil, http.StatusOK)
+		if last, _ := st["last_run"].(map[string]any); last != nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	last, _ := st["last_run"].(map[string]any)
+	if last == nil || last["status"] != "FAILED" || last["error_kind"] != "canceled" {
+		t.Fatalf("last run: got %v, want FAILED with error_kind canceled", st["last_run"])
+	}
+	if st["health_status"] != "NEW" || st["consecutive_failures"] != 0.0 {
+		t.Errorf("status after a canceled run: got %v, want NEW with no failures counted", st)
+	}
+	s.docs.set("/slow.html", page{body: policyV1})
+	if run := s.admin("POST", runs, map[string]any{}, http.StatusCreated); run["status"] != "SUCCEEDED" {
+		t.Errorf("the next run: got %v, want SUCCEEDED", run)
+	}
 }
 
 func TestFetchFailuresSetSourceHealth(t *testing.T) {

@@ -63,7 +63,14 @@ func (s *Service) discoverLocked(ctx context.Context, src Source, trigger string
 		health.LastError = run.Error
 		health.ConsecutiveFailures = src.ConsecutiveFailures + 1
 		health.Status = HealthDegraded
-		if permanent(failure) {
+		switch {
+		case ctx.Err() != nil:
+			// The run was cut short (the caller went away, the service is stopping): it says nothing
+			// about the source, whose health stays as it was, and the next run is due at once. As a
+			// permanent error it would have sent the source to review, which the scheduler skips.
+			health = HealthUpdate{Status: src.HealthStatus, LastError: src.LastError,
+				ConsecutiveFailures: src.ConsecutiveFailures, NextRunAt: s.now()}
+		case permanent(failure):
 			// Document 3: a permanent fetch error is never retried and moves the source to review.
 			health.Status = HealthReviewRequired
 		}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 )
@@ -55,7 +56,7 @@ func (s *Service) validateSource(in NewSource) (Source, error) {
 		switch {
 		case value == "":
 			v.add(field, "missing", "Field required")
-		case len(value) > maxTextField:
+		case utf8.RuneCountInString(value) > maxTextField: // characters, as documented: not bytes
 			v.add(field, "string_too_long", fmt.Sprintf("String should have at most %d characters", maxTextField))
 		}
 		return value
