@@ -56,7 +56,7 @@ type cursor struct {
 	ID uuid.UUID `json:"i"`
 }
 
-// ErrBadCursor is returned for a cursor this service did not issue.
+// ErrBadCursor is returned for a cursor that does not decode to a position.
 var ErrBadCursor = errors.New("malformed cursor")
 
 func encodeCursor(at time.Time, id uuid.UUID) string {
