@@ -141,6 +141,12 @@ func TestMCPToolCallWithoutKeyIsTold(t *testing.T) {
 		if resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") != wantChallenge {
 			t.Errorf("%s: got %d %q (%s), want 401 with %s", name, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body, wantChallenge)
 		}
+		// The refusal's body is the service's error shape, like every REST error.
+		var refusal map[string]any
+		if err := json.Unmarshal([]byte(body), &refusal); err != nil || len(refusal) != 1 || refusal["detail"] == "" ||
+			strings.Contains(refusal["detail"].(string), "\n") || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s: body %q (%s), want {\"detail\": ...} as JSON", name, body, resp.Header.Get("Content-Type"))
+		}
 	}
 	// In a batch too.
 	if resp, _ := post("["+call+"]", nil); resp.StatusCode != 401 {

@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -132,7 +133,9 @@ func (h *Handler) guard(next http.Handler) http.Handler {
 		ResourceMetadataURL: h.metadataURL,
 		// API keys do not expire (they are revoked); an OAuth access token's expiry is its verifier's.
 		AllowMissingExpiration: true,
-	})(next)
+	})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w.(*jsonRefusal).ResponseWriter, r) // past the check, MCP traffic is untouched
+	}))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
@@ -142,10 +145,10 @@ func (h *Handler) guard(next http.Handler) http.Handler {
 		var tooLarge *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooLarge):
-			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+			gateway.WriteJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"detail": "Request body too large"})
 			return
 		case err != nil:
-			http.Error(w, "request body could not be read", http.StatusBadRequest)
+			gateway.WriteJSON(w, http.StatusBadRequest, map[string]any{"detail": "Request body could not be read"})
 			return
 		}
 		if !NeedsCredential(body) {
@@ -157,8 +160,38 @@ func (h *Handler) guard(next http.Handler) http.Handler {
 				r.Header.Set("Authorization", "Bearer "+key)
 			}
 		}
-		requireKey.ServeHTTP(w, r)
+		requireKey.ServeHTTP(&jsonRefusal{ResponseWriter: w}, r)
 	})
+}
+
+// jsonRefusal renders the SDK bearer middleware's refusals, which http.Error writes as text, as this
+// service's error bodies, {"detail": "..."} (Document 2 "Errors"). The WWW-Authenticate challenge the
+// middleware sets passes unchanged.
+type jsonRefusal struct {
+	http.ResponseWriter
+	refused bool
+}
+
+func (w *jsonRefusal) WriteHeader(code int) {
+	if code >= http.StatusBadRequest {
+		w.refused = true
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *jsonRefusal) Write(b []byte) (int, error) {
+	if !w.refused {
+		return w.ResponseWriter.Write(b)
+	}
+	body, err := json.Marshal(map[string]string{"detail": strings.TrimSpace(string(b))})
+	if err != nil {
+		return 0, err
+	}
+	if _, err := w.ResponseWriter.Write(body); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // verify is the SDK middleware's TokenVerifier.
@@ -176,7 +209,7 @@ func (h *Handler) verify(ctx context.Context, token string, _ *http.Request) (*a
 }
 
 var (
-	errInvalidToken      = errors.Join(auth.ErrInvalidToken, errors.New("invalid or revoked API key"))
+	errInvalidToken      = fmt.Errorf("%w: invalid or revoked API key", auth.ErrInvalidToken)
 	errVerifyUnavailable = errors.New("authentication is unavailable, try again")
 )
 
