@@ -4,13 +4,17 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"golang.org/x/sys/unix"
 )
 
 // TempDatabase creates a database named prefix_<8 random hex digits> on the server of adminURL (a
@@ -47,4 +51,55 @@ func TempDatabase(ctx context.Context, adminURL, prefix string) (string, func(),
 			fmt.Fprintf(os.Stderr, "%s: database %s was not dropped: %v\n", filepath.Base(os.Args[0]), name, err)
 		}
 	}, nil
+}
+
+// PinBackends moves the PostgreSQL server processes that serve the sessions of dbURL's database onto
+// the listed CPUs, and returns how many it moved. A bench gives the service under test a core of its
+// own; with the database on the same machine, the backends of the service's connections would run on
+// that core too, and their bursts of work (a usage flush's COPY, tens of milliseconds) would stall the
+// service as a database on its own host never does. The server must run on this machine, and moving
+// another user's process needs CAP_SYS_NICE (root has it). Sessions opened later are not moved: call
+// it again before each measured phase.
+func PinBackends(ctx context.Context, adminURL, dbURL string, cpus ...int) (int, error) {
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return 0, err
+	}
+	// Process ids are this machine's: those of a remote server would name local processes.
+	cfg, err := pgx.ParseConfig(adminURL)
+	if err != nil {
+		return 0, err
+	}
+	if ip := net.ParseIP(cfg.Host); !strings.HasPrefix(cfg.Host, "/") && cfg.Host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return 0, fmt.Errorf("PostgreSQL at %s is not on this machine", cfg.Host)
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = $1`, strings.TrimPrefix(u.Path, "/"))
+	if err != nil {
+		return 0, err
+	}
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return 0, err
+	}
+	var set unix.CPUSet
+	for _, c := range cpus {
+		set.Set(c)
+	}
+	n := 0
+	for _, pid := range pids {
+		switch err := unix.SchedSetaffinity(int(pid), &set); {
+		case errors.Is(err, unix.ESRCH):
+			// The session ended meanwhile.
+		case err != nil:
+			return n, fmt.Errorf("pin PostgreSQL backend %d to CPUs %v: %w", pid, cpus, err)
+		default:
+			n++
+		}
+	}
+	return n, nil
 }

@@ -51,6 +51,7 @@ type options struct {
 	placement         []loadtest.ChildOption
 	where             string // the placement, in words
 	pprofAddr         string
+	dbCPUs            []int // where the database's sessions of the run go (pinned: the load's CPU); nil: anywhere
 }
 
 func main() {
@@ -74,7 +75,7 @@ func main() {
 		o.serviceEnv[k] = val
 		return nil
 	})
-	placement := flag.String("placement", "pinned", "where the processes run: pinned (service and baseline on CPU 0, load on CPU 1), spread (service and baseline on CPUs 0-1, load on CPU 1) or shared (everything anywhere)")
+	placement := flag.String("placement", "pinned", "where the processes run: pinned (service and baseline on CPU 0, load and the run's PostgreSQL sessions on CPU 1), spread (service and baseline on CPUs 0-1, load on CPU 1) or shared (everything anywhere)")
 	flag.StringVar(&o.pprofAddr, "pprof", "", "serve net/http/pprof from the service process on this address (127.0.0.1:6061), to profile one phase of a run")
 	flag.Parse()
 	if o.rounds < 1 || (o.openOnly && (o.rate <= 0 || o.baseRate <= 0)) {
@@ -98,9 +99,11 @@ func main() {
 			fmt.Fprintln(os.Stderr, "scoring-bench:", err)
 			os.Exit(1)
 		}
-		o.where = "service and baseline on CPU 0, load on CPU 1"
+		o.where = "service and baseline on CPU 0, load and PostgreSQL's sessions of the run on CPU 1"
+		o.dbCPUs = []int{1}
 		cpus := "0"
 		if *placement == "spread" {
+			o.dbCPUs = nil
 			// Two Ps: a garbage collection's mark worker or the usage flush's COPY runs on one while
 			// requests go on on the other. With one P they wait (see README, "Performance").
 			cpus, o.where = "0-1", "service and baseline on CPUs 0-1 (GOMAXPROCS=2), load on CPU 1"
@@ -217,6 +220,22 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	fmt.Fprintf(out, "scoring-bench: %d workers, %s per run, %s (load GOMAXPROCS=%d)\n", workers, d, o.where, runtime.GOMAXPROCS(0))
 	loadtest.ClosedLoop(ctx, client, plainReq, workers, d/4) // warm both paths up
 	loadtest.ClosedLoop(ctx, client, gatewayReq, workers, d/4)
+	// Pinned, the service has a core to itself, as it would have a host, and so has its database:
+	// PostgreSQL's processes for the run's sessions go to the load's core. On the service's core, a
+	// usage flush's COPY (tens of milliseconds of the server's CPU a second) stalled the service,
+	// which a database on a host of its own never does: the service's open-loop p99 was 2.1x the
+	// baseline's with them anywhere, 1.04x and 1.28x with them on CPU 1 (alternating runs,
+	// 2026-11-25). The warm-up opened the pools' connections; the open rounds move any opened since.
+	pinDB := func() {
+		if len(o.dbCPUs) == 0 {
+			return
+		}
+		if _, err := loadtest.PinBackends(ctx, o.adminURL, dbURL, o.dbCPUs...); err != nil {
+			fmt.Fprintf(out, "WARNING: PostgreSQL's sessions stay where the scheduler puts them, the service's core included: %v\n", err)
+			o.dbCPUs = nil
+		}
+	}
+	pinDB()
 	if o.openOnly {
 		return openRounds(ctx, out, o, plainReq, gatewayReq, o.baseRate, o.rate)
 	}
@@ -264,6 +283,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if o.baseRate > 0 {
 		baseHalf = o.baseRate
 	}
+	pinDB()
 	if err := openRounds(ctx, out, o, plainReq, gatewayReq, baseHalf, half); err != nil {
 		return err
 	}
