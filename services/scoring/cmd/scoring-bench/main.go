@@ -75,7 +75,7 @@ func main() {
 		o.serviceEnv[k] = val
 		return nil
 	})
-	placement := flag.String("placement", "pinned", "where the processes run: pinned (service and baseline on CPU 0, load and the run's PostgreSQL sessions on CPU 1), spread (service and baseline on CPUs 0-1, load on CPU 1) or shared (everything anywhere)")
+	placement := flag.String("placement", "pinned", "where the processes run: pinned (service and baseline on CPU 0, load and the run's PostgreSQL sessions on CPU 1), spread (service and baseline on CPUs 0-1, load and the sessions on CPU 1) or shared (everything anywhere)")
 	flag.StringVar(&o.pprofAddr, "pprof", "", "serve net/http/pprof from the service process on this address (127.0.0.1:6061), to profile one phase of a run")
 	flag.Parse()
 	if o.rounds < 1 || (o.openOnly && (o.rate <= 0 || o.baseRate <= 0)) {
@@ -103,10 +103,9 @@ func main() {
 		o.dbCPUs = []int{1}
 		cpus := "0"
 		if *placement == "spread" {
-			o.dbCPUs = nil
-			// Two Ps: a garbage collection's mark worker or the usage flush's COPY runs on one while
+			// Two Ps: a garbage collection's mark worker or the usage flush's encoding runs on one while
 			// requests go on on the other. With one P they wait (see README, "Performance").
-			cpus, o.where = "0-1", "service and baseline on CPUs 0-1 (GOMAXPROCS=2), load on CPU 1"
+			cpus, o.where = "0-1", "service and baseline on CPUs 0-1 (GOMAXPROCS=2), load and PostgreSQL's sessions of the run on CPU 1"
 		}
 		o.placement = append(o.placement, loadtest.WithCPUs(cpus))
 	case "shared":
@@ -220,12 +219,12 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	fmt.Fprintf(out, "scoring-bench: %d workers, %s per run, %s (load GOMAXPROCS=%d)\n", workers, d, o.where, runtime.GOMAXPROCS(0))
 	loadtest.ClosedLoop(ctx, client, plainReq, workers, d/4) // warm both paths up
 	loadtest.ClosedLoop(ctx, client, gatewayReq, workers, d/4)
-	// Pinned, the service has a core to itself, as it would have a host, and so has its database:
-	// PostgreSQL's processes for the run's sessions go to the load's core. On the service's core, a
-	// usage flush's COPY (tens of milliseconds of the server's CPU a second) stalled the service,
-	// which a database on a host of its own never does: the service's open-loop p99 was 2.1x the
-	// baseline's with them anywhere, 1.04x and 1.28x with them on CPU 1 (alternating runs,
-	// 2026-11-25). The warm-up opened the pools' connections; the open rounds move any opened since.
+	// The service's database would run on a host of its own: PostgreSQL's processes for the run's
+	// sessions go to the load's core. On the service's core, a usage flush's COPY (tens of
+	// milliseconds of the server's CPU a second) stalled the service. With them anywhere, the
+	// service's open-loop p99 was 2.1x the baseline's pinned and 10.2-10.6 ms spread; with them on
+	// CPU 1, 1.04-1.28x pinned and 6.7-7.1 ms spread (alternating runs, 2026-11-25). The warm-up
+	// opened the pools' connections; the open rounds move any opened since.
 	pinDB := func() {
 		if len(o.dbCPUs) == 0 {
 			return
