@@ -51,7 +51,7 @@ type options struct {
 	placement         []loadtest.ChildOption
 	where             string // the placement, in words
 	pprofAddr         string
-	dbCPUs            []int // where the database's sessions of the run go (pinned: the load's CPU); nil: anywhere
+	dbCPUs            []int // where the database's sessions of the run go (the load's CPU); nil: anywhere
 }
 
 func main() {
