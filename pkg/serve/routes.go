@@ -37,11 +37,11 @@ func (s *Server) Routes() []Route {
 	return append(out, s.plainRoutes...)
 }
 
-// addPlainRoute records a net/http pattern ("[METHOD ][HOST]/PATH").
-func (s *Server) addPlainRoute(pattern string) {
+// addPlainRoute records a plain handler's route (parsePattern's).
+func (s *Server) addPlainRoute(r Route) {
 	s.routesMu.Lock()
 	defer s.routesMu.Unlock()
-	s.plainRoutes = append(s.plainRoutes, parsePattern(pattern))
+	s.plainRoutes = append(s.plainRoutes, r)
 }
 
 func (s *Server) addGatewayService(name string) {
@@ -52,7 +52,8 @@ func (s *Server) addGatewayService(name string) {
 	}
 }
 
-// parsePattern splits a net/http.ServeMux pattern; a host, when present, is dropped.
+// parsePattern splits a net/http.ServeMux pattern ("[METHOD ][HOST]/PATH"); a host, when present, is
+// dropped.
 func parsePattern(pattern string) Route {
 	var r Route
 	if method, rest, ok := strings.Cut(pattern, " "); ok {

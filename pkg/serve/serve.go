@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -185,16 +184,13 @@ func (s *Server) InProcess() grpc.ClientConnInterface { return s.inproc }
 // Handle serves a plain net/http handler (HTML pages, Prometheus text, MCP, OAuth, .well-known
 // documents) beside the gateway. Patterns follow net/http.ServeMux.
 func (s *Server) Handle(pattern string, h http.Handler) {
-	// The pattern without its method is the route the request's span and metrics name.
-	route := pattern
-	if i := strings.IndexByte(pattern, ' '); i >= 0 {
-		route = strings.TrimLeft(pattern[i:], " \t")
-	}
+	// The pattern's path is the route the request's span and metrics name.
+	route := parsePattern(pattern)
 	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		nameRoute(w, route)
+		nameRoute(w, route.Path)
 		h.ServeHTTP(w, r)
 	}))
-	s.addPlainRoute(pattern)
+	s.addPlainRoute(route)
 }
 
 // LivenessHandler answers like GET /healthz, for services whose spec names another liveness path.
