@@ -152,10 +152,10 @@ func (o *observer) finish(ctx context.Context, span trace.Span, x *exchange, r *
 	if status == 0 {
 		status = http.StatusOK // nothing written: net/http answers 200 with an empty body
 	}
-	method, _ := standardMethod(r.Method)
-	s := o.seriesOf(seriesKey{method: method, route: x.route, status: status, scheme: scheme(r), version: protocolVersion(r)})
+	k := seriesKey{method: standardMethod(r.Method), route: x.route, status: status, scheme: scheme(r), version: protocolVersion(r)}
+	s := o.seriesOf(k)
 	span.SetName(s.spanName)
-	span.SetAttributes(append(requestAttributes(x.attrs[:0], r), s.spanAttrs...)...)
+	span.SetAttributes(append(requestAttributes(x.attrs[:0], r, k), s.spanAttrs...)...)
 	if status >= 500 {
 		span.SetStatus(codes.Error, "") // a server's 4xx is the client's error, not the span's
 	}
@@ -186,16 +186,15 @@ func (o *observer) finish(ctx context.Context, span trace.Span, x *exchange, r *
 	exchanges.Put(x)
 }
 
-// requestAttributes appends the span's attributes that describe the request. The query string is
-// left out: it can carry tokens.
-func requestAttributes(attrs []attribute.KeyValue, r *http.Request) []attribute.KeyValue {
-	method, known := standardMethod(r.Method)
-	attrs = append(attrs, semconv.HTTPRequestMethodKey.String(method))
-	if !known {
+// requestAttributes appends the span's attributes that describe the request, k being its series. The
+// query string is left out: it can carry tokens.
+func requestAttributes(attrs []attribute.KeyValue, r *http.Request, k seriesKey) []attribute.KeyValue {
+	attrs = append(attrs, semconv.HTTPRequestMethodKey.String(k.method))
+	if k.method == methodOther {
 		attrs = append(attrs, semconv.HTTPRequestMethodOriginal(r.Method))
 	}
-	attrs = append(attrs, semconv.URLScheme(scheme(r)), semconv.URLPath(r.URL.Path),
-		semconv.NetworkProtocolVersion(protocolVersion(r)))
+	attrs = append(attrs, semconv.URLScheme(k.scheme), semconv.URLPath(r.URL.Path),
+		semconv.NetworkProtocolVersion(k.version))
 	if host, port := splitHostPort(r.Host); host != "" {
 		attrs = append(attrs, semconv.ServerAddress(host))
 		if port > 0 {
@@ -265,14 +264,14 @@ func (o *observer) seriesOf(k seriesKey) *series {
 }
 
 // standardMethod is the method as the semantic conventions record it: one of the methods HTTP
-// defines, or _OTHER (known false).
-func standardMethod(m string) (string, bool) {
+// defines, or _OTHER.
+func standardMethod(m string) string {
 	switch m {
 	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
 		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
-		return m, true
+		return m
 	}
-	return methodOther, false
+	return methodOther
 }
 
 // methodOther is http.request.method for a method outside the standard set.
