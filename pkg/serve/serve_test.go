@@ -55,6 +55,17 @@ type harness struct {
 	done  chan error
 }
 
+// dial opens a gRPC connection to the server, closed when the test ends.
+func (h *harness) dial(t *testing.T) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient(h.srv.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return conn
+}
+
 func start(t *testing.T, style gateway.ValidationStyle) *harness {
 	t.Helper()
 	h := &harness{echo: &echoServer{started: make(chan struct{})}, ready: &atomic.Bool{}, logs: &syncBuffer{}, done: make(chan error, 1)}
@@ -272,11 +283,7 @@ func TestProbes(t *testing.T) {
 func TestGRPC(t *testing.T) {
 	t.Parallel()
 	h := start(t, gateway.FastAPI)
-	conn, err := grpc.NewClient(h.srv.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := h.dial(t)
 	ctx := context.Background()
 
 	hc, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
@@ -392,12 +399,7 @@ func TestInProcessConnection(t *testing.T) {
 func TestCallLogs(t *testing.T) {
 	t.Parallel()
 	h := start(t, gateway.FastAPI)
-	conn, err := grpc.NewClient(h.srv.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := platformtestv1.NewEchoServiceClient(conn).GetEcho(context.Background(), &platformtestv1.GetEchoRequest{Id: 1}); err != nil {
+	if _, err := platformtestv1.NewEchoServiceClient(h.dial(t)).GetEcho(context.Background(), &platformtestv1.GetEchoRequest{Id: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if r := h.do(t, "GET", "/v1/echoes/2", "", nil); r.status != 200 {
