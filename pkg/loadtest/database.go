@@ -61,7 +61,7 @@ func TempDatabase(ctx context.Context, adminURL, prefix string) (string, func(),
 // another user's process needs CAP_SYS_NICE (root has it). Sessions opened later are not moved: call
 // it again before each measured phase.
 func PinBackends(ctx context.Context, adminURL, dbURL string, cpus ...int) (int, error) {
-	u, err := url.Parse(dbURL)
+	db, err := pgx.ParseConfig(dbURL)
 	if err != nil {
 		return 0, err
 	}
@@ -78,7 +78,7 @@ func PinBackends(ctx context.Context, adminURL, dbURL string, cpus ...int) (int,
 		return 0, err
 	}
 	defer conn.Close(context.Background())
-	rows, err := conn.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = $1`, strings.TrimPrefix(u.Path, "/"))
+	rows, err := conn.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = $1`, db.Database)
 	if err != nil {
 		return 0, err
 	}
