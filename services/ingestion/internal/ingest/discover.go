@@ -60,17 +60,18 @@ func (s *Service) discoverLocked(ctx context.Context, src Source, trigger string
 		run.Status = RunFailed
 		run.ErrorKind = errorKind(failure)
 		run.Error = describe(failure)
-		health.LastError = run.Error
-		health.ConsecutiveFailures = src.ConsecutiveFailures + 1
-		health.Status = HealthDegraded
-		switch {
-		case ctx.Err() != nil:
-			// The run was cut short (the caller went away, the service is stopping): it says nothing
-			// about the source, whose health stays as it was, and the next run is due at once. As a
-			// permanent error it would have sent the source to review, which the scheduler skips.
-			health = HealthUpdate{Status: src.HealthStatus, LastError: src.LastError,
-				ConsecutiveFailures: src.ConsecutiveFailures, NextRunAt: s.now()}
-		case permanent(failure):
+	}
+	switch {
+	case failure == nil:
+	case ctx.Err() != nil:
+		// The run was cut short (the caller went away, the service is stopping): it says nothing about
+		// the source, whose health stays as it was, and the next run is due at once. As a permanent
+		// error it would have sent the source to review, which the scheduler skips.
+		health = HealthUpdate{Status: src.HealthStatus, LastError: src.LastError,
+			ConsecutiveFailures: src.ConsecutiveFailures, NextRunAt: s.now()}
+	default:
+		health.Status, health.LastError, health.ConsecutiveFailures = HealthDegraded, run.Error, src.ConsecutiveFailures+1
+		if permanent(failure) {
 			// Document 3: a permanent fetch error is never retried and moves the source to review.
 			health.Status = HealthReviewRequired
 		}
