@@ -148,6 +148,11 @@ func TestMCPToolCallWithoutKeyIsTold(t *testing.T) {
 			t.Errorf("%s: body %q (%s), want {\"detail\": ...} as JSON", name, body, resp.Header.Get("Content-Type"))
 		}
 	}
+	// A body over the SDK's limit is refused before the SDK reads it, with the service's error body.
+	if resp, body := post(`{"pad":"`+strings.Repeat("x", 4<<20)+`"}`, nil); resp.StatusCode != http.StatusRequestEntityTooLarge ||
+		resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(body, `"detail"`) {
+		t.Errorf("oversized body: got %d %q %.200s, want 413 with a JSON detail", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
 	// In a batch too.
 	if resp, _ := post("["+call+"]", nil); resp.StatusCode != 401 {
 		t.Errorf("batch holding a tools/call: got %d, want 401", resp.StatusCode)

@@ -162,6 +162,26 @@ func TestScoreResponses(t *testing.T) {
 	if reimb["expected_allowed_amount"].(float64) <= 0 {
 		t.Fatalf("expected allowed amount %v", reimb["expected_allowed_amount"])
 	}
+	// A reimbursement factor raises the expected ratio when its contribution is positive, and so
+	// lowers the risk (score = 1 - ratio).
+	factors := r["explanation"].(map[string]any)["top_factors"].([]any)
+	if len(factors) == 0 {
+		t.Fatal("reimbursement result without top_factors")
+	}
+	for _, f := range factors {
+		f := f.(map[string]any)
+		c := f["contribution"].(float64)
+		if want := map[bool]string{true: "decreases_risk", false: "increases_risk"}[c > 0]; c != 0 && f["direction"] != want {
+			t.Errorf("reimbursement factor %v: direction %v, want %s", f["feature"], f["direction"], want)
+		}
+	}
+	// Option values are checked whatever the workflow, though only denial uses them.
+	for _, o := range []map[string]any{{"operating_point": "max"}, {"distribution_profile": "medicaid"}} {
+		r := s.call("POST", "/v1/score", map[string]any{"workflow": "healthcare.prior_auth", "payload": denialClaim(), "options": o}, key)
+		if d, _ := r.obj(t)["detail"].(string); r.status != 422 || !strings.Contains(d, "options.") {
+			t.Errorf("prior auth with options %v: %d %s, want 422 naming the option", o, r.status, r.body)
+		}
+	}
 	pa := s.call("POST", "/v1/score", map[string]any{"workflow": "healthcare.prior_auth", "payload": denialClaim()}, key).obj(t)
 	support := pa["details"].(map[string]any)["prior_auth"].(map[string]any)["payer_support"].(map[string]any)
 	if !slices.Contains([]string{"high", "moderate", "low"}, support["support_level"].(string)) {
