@@ -20,6 +20,16 @@ func (s *byIDStore) KeyByID(_ context.Context, id string) (Key, error) {
 	return Key{}, ErrNotFound
 }
 
+func (s *byIDStore) KeysByID(_ context.Context, ids []string) (map[string]Key, error) {
+	out := map[string]Key{}
+	for _, id := range ids {
+		if k, ok := s.byID[id]; ok {
+			out[id] = k
+		}
+	}
+	return out, nil
+}
+
 func TestByIDRevokedIsUnknown(t *testing.T) {
 	t.Parallel()
 	revoked := time.Now()

@@ -4,11 +4,10 @@ package keys
 // request of any of them reads the account's plan from the database: billing calls it after it moved
 // the account to another plan, and the meter, which takes the plan from the key on every Admit, then
 // applies the new limits from that request on. Other replicas keep their cached plan for at most
-// DefaultCacheTTL. A background refresh that read the row before the change and stores it after this
-// call can keep the old plan for one more TTL on this replica; that window is as short as the others'.
+// DefaultCacheTTL. A background refresh under way does not bring the dropped entries back.
 func (s *Service) ForgetAccount(accountID string) {
 	s.cache.Range(func(k, v any) bool {
-		if v.(cached).key.AccountID == accountID {
+		if v.(*cached).key.AccountID == accountID {
 			s.cache.Delete(k)
 		}
 		return true

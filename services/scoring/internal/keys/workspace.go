@@ -79,7 +79,7 @@ func (w *WorkspaceKeys) RevokeForAccount(ctx context.Context, accountID, keyID s
 		return err
 	}
 	w.s.cache.Delete(hash)
-	w.s.cache.Delete("id:" + keyID)
+	w.s.cache.Delete(idPrefix + keyID)
 	return nil
 }
 

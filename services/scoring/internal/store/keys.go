@@ -39,9 +39,14 @@ RETURNING id, kind, name, prefix, scopes, created_at`, k.ID, out.AccountID, k.Ki
 
 const keyByColumns = `k.id, k.account_id, coalesce(a.email, ''), a.plan, k.kind, k.name, k.prefix, k.scopes, k.created_at, k.revoked_at`
 
+// keyFields are the scan targets of keyByColumns.
+func keyFields(k *keys.Key) []any {
+	return []any{&k.ID, &k.AccountID, &k.Email, &k.Plan, &k.Kind, &k.Name, &k.Prefix, &k.Scopes, &k.CreatedAt, &k.RevokedAt}
+}
+
 func scanKey(row pgx.Row) (keys.Key, error) {
 	var k keys.Key
-	err := row.Scan(&k.ID, &k.AccountID, &k.Email, &k.Plan, &k.Kind, &k.Name, &k.Prefix, &k.Scopes, &k.CreatedAt, &k.RevokedAt)
+	err := row.Scan(keyFields(&k)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return k, ErrNotFound
 	}
@@ -58,4 +63,37 @@ SELECT `+keyByColumns+` FROM api_keys k JOIN accounts a ON a.id = k.account_id W
 func (s *Store) KeyByID(ctx context.Context, id string) (keys.Key, error) {
 	return scanKey(s.pool.QueryRow(ctx, `
 SELECT `+keyByColumns+` FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.id = $1`, id))
+}
+
+// KeysByHash finds the keys (revoked or not) with the given secret hashes, in one query, by hash.
+func (s *Store) KeysByHash(ctx context.Context, hashes []string) (map[string]keys.Key, error) {
+	return s.keysBy(ctx, `k.key_hash = q.v`, hashes)
+}
+
+// KeysByID finds the keys with the given ids (UUIDs in any form uuid.Parse takes), in one query,
+// by id as given.
+func (s *Store) KeysByID(ctx context.Context, ids []string) (map[string]keys.Key, error) {
+	return s.keysBy(ctx, `k.id = q.v::uuid`, ids)
+}
+
+// keysBy reads the keys that match vals, keyed by the value each matched: the query returns the value
+// as given, so that a caller finds its own spelling of an id again.
+func (s *Store) keysBy(ctx context.Context, match string, vals []string) (map[string]keys.Key, error) {
+	rows, err := s.pool.Query(ctx, `
+SELECT q.v, `+keyByColumns+` FROM unnest($1::text[]) AS q(v)
+JOIN api_keys k ON `+match+` JOIN accounts a ON a.id = k.account_id`, vals)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]keys.Key, len(vals))
+	var v string
+	var k keys.Key
+	dest := append([]any{&v}, keyFields(&k)...)
+	_, err = pgx.ForEachRow(rows, dest, func() error {
+		out[v] = k
+		// Start the next row from zero values: a scan could otherwise reuse this row's pointers.
+		k = keys.Key{}
+		return nil
+	})
+	return out, err
 }
