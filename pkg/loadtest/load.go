@@ -32,6 +32,9 @@ type Result struct {
 	// Timeline is, for an open-loop run, the latency of each request in the order they were due
 	// (the i-th at i/rate from the start): when the slow ones came, not only how many there were.
 	Timeline []time.Duration
+	// Start is when the first measured request of an open-loop run was due (wall clock): with it, a
+	// timeline can be laid over a trace of the server (package tailtrace).
+	Start time.Time
 	// FirstError is the first failure, to say why a run failed.
 	FirstError error
 }
@@ -246,7 +249,7 @@ dispatch:
 	elapsed := time.Since(start.Add(time.Duration(skip) * interval))
 	timeline := slices.Clone(measured)
 	r := Summarise(measured, len(measured), int(failed.n.Load()), max(elapsed, 0))
-	r.Timeline, r.FirstError = timeline, failed.first
+	r.Timeline, r.FirstError, r.Start = timeline, failed.first, start.Add(time.Duration(skip)*interval)
 	return r
 }
 

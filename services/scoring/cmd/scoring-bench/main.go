@@ -335,7 +335,7 @@ func openRounds(ctx context.Context, out io.Writer, o options, plainReq, gateway
 			fmt.Fprintf(out, "open loop, round %d, %-8s at %5.0f req/s: p50 %-9s p99 %-9s max %-9s over 5ms %5.2f%%  failed %d/%d\n", round+1, x.name,
 				x.rate, x.r.P50.Round(time.Microsecond), x.r.P99.Round(time.Microsecond), x.r.Max.Round(time.Microsecond), 100*x.r.Over(5*time.Millisecond), x.r.Failed, x.r.Requests)
 			if o.timeline != "" {
-				if err := writeTimeline(fmt.Sprintf("%s-%d-%s.csv", o.timeline, round+1, x.name), x.rate, x.r.Timeline); err != nil {
+				if err := writeTimeline(fmt.Sprintf("%s-%d-%s.csv", o.timeline, round+1, x.name), x.rate, x.r); err != nil {
 					return err
 				}
 			}
@@ -348,13 +348,15 @@ func openRounds(ctx context.Context, out io.Writer, o options, plainReq, gateway
 	return nil
 }
 
-// writeTimeline writes one row per request, in the order they were due: when it was due (ms from
-// the run's start) and its latency (µs).
-func writeTimeline(path string, rate float64, lat []time.Duration) error {
+// writeTimeline writes one row per request of r, in the order they were due: when it was due (ms
+// from the run's start, and wall clock in ns since the Unix epoch, to lay over a trace of the
+// service with go run ./pkg/loadtest/cmd/tailtrace) and its latency (µs).
+func writeTimeline(path string, rate float64, r loadtest.Result) error {
 	var b strings.Builder
-	b.WriteString("due_ms,latency_us\n")
-	for i, l := range lat {
-		fmt.Fprintf(&b, "%.3f,%d\n", float64(i)*1000/rate, l.Microseconds())
+	b.WriteString("due_ms,latency_us,due_unix_ns\n")
+	for i, l := range r.Timeline {
+		due := time.Duration(float64(i) * float64(time.Second) / rate)
+		fmt.Fprintf(&b, "%.3f,%d,%d\n", float64(due)/1e6, l.Microseconds(), r.Start.Add(due).UnixNano())
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
