@@ -35,11 +35,12 @@ func TestExplainNamesTheCollectionAndTheBusyGoroutine(t *testing.T) {
 	rtrace.Stop()
 	end := time.Now()
 
-	// A request every millisecond; those due while the goroutine spun or the collector ran are slow.
+	// A request every millisecond; those due while the goroutine spun, and from 2 ms before the
+	// collection to 1 ms after it (it may take well under a millisecond), are slow.
 	var reqs []Request
 	for due := start; due.Before(end); due = due.Add(time.Millisecond) {
 		lat := time.Millisecond
-		if in(due, spinFrom, spinTo) || in(due, gcFrom, gcTo) {
+		if in(due, spinFrom, spinTo) || in(due, gcFrom.Add(-2*time.Millisecond), gcTo.Add(time.Millisecond)) {
 			lat = 20 * time.Millisecond
 		}
 		reqs = append(reqs, Request{Due: due, Latency: lat})
