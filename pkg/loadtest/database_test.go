@@ -16,17 +16,9 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/pgtest"
 )
 
-// adminURL is the test server's URL: pgtest's variable, else the local server.
-func adminURL() string {
-	if u := os.Getenv(pgtest.AdminURLVar); u != "" {
-		return u
-	}
-	return "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-}
-
 func TestTempDatabaseCreatesAndDrops(t *testing.T) {
 	t.Parallel()
-	admin := adminURL()
+	admin := pgtest.AdminURL()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -74,7 +66,7 @@ func TestTempDatabaseCreatesAndDrops(t *testing.T) {
 // TestPinBackends: the server process of a session on the database moves to the CPUs asked for.
 func TestPinBackends(t *testing.T) {
 	t.Parallel()
-	admin := adminURL()
+	admin := pgtest.AdminURL()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	dbURL, drop, err := loadtest.TempDatabase(ctx, admin, "loadtest_pin")

@@ -27,16 +27,21 @@ const AdminURLVar = "PGTEST_ADMIN_URL"
 
 const defaultAdminURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 
+// AdminURL is the server tests create their databases on: AdminURLVar's value, else the local server.
+func AdminURL() string {
+	if u := os.Getenv(AdminURLVar); u != "" {
+		return u
+	}
+	return defaultAdminURL
+}
+
 var unsafe = regexp.MustCompile(`[^a-z0-9_]+`)
 
 // NewDatabase creates an empty database named after the test and returns its URL. The database is
 // dropped when the test ends (unless it failed and PGTEST_KEEP is set, to look at what it left).
 func NewDatabase(t testing.TB) string {
 	t.Helper()
-	admin := os.Getenv(AdminURLVar)
-	if admin == "" {
-		admin = defaultAdminURL
-	}
+	admin := AdminURL()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, admin)
