@@ -15,5 +15,5 @@ func (s *Service) ByID(ctx context.Context, id string) (Key, error) {
 	if _, err := uuid.Parse(id); err != nil {
 		return Key{}, ErrUnauthenticated
 	}
-	return s.lookup(ctx, idPrefix+id, func(ctx context.Context) (Key, error) { return s.store.KeyByID(ctx, id) })
+	return s.lookup(ctx, idPrefix+id)
 }

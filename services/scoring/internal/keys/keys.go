@@ -243,12 +243,9 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Key, error) {
 	if strings.Count(token, ".") == 2 {
 		return s.authenticateJWT(ctx, token)
 	}
-	hash := auth.HashAPIKey(token)
-	return s.lookup(ctx, hash, func(ctx context.Context) (Key, error) {
-		// The lookup by hash is the comparison: the secret itself is never compared, and equal hashes
-		// of a 256-bit secret leak nothing through timing.
-		return s.store.KeyByHash(ctx, hash)
-	})
+	// The lookup by hash is the comparison: the secret itself is never compared, and equal hashes of
+	// a 256-bit secret leak nothing through timing.
+	return s.lookup(ctx, auth.HashAPIKey(token))
 }
 
 func (s *Service) authenticateJWT(ctx context.Context, token string) (Key, error) {
@@ -267,8 +264,9 @@ func (s *Service) authenticateJWT(ctx context.Context, token string) (Key, error
 	return k, err
 }
 
-// lookup returns the live key under cacheKey, from the cache or from fetch.
-func (s *Service) lookup(ctx context.Context, cacheKey string, fetch func(context.Context) (Key, error)) (Key, error) {
+// lookup returns the live key under cacheKey (a hash, or idPrefix and an id), from the cache or from
+// the store.
+func (s *Service) lookup(ctx context.Context, cacheKey string) (Key, error) {
 	now := s.now()
 	if v, ok := s.cache.Load(cacheKey); ok {
 		c := v.(*cached)
@@ -279,7 +277,13 @@ func (s *Service) lookup(ctx context.Context, cacheKey string, fetch func(contex
 			return c.key, nil
 		}
 	}
-	k, err := fetch(ctx)
+	var k Key
+	var err error
+	if id, byID := strings.CutPrefix(cacheKey, idPrefix); byID {
+		k, err = s.store.KeyByID(ctx, id)
+	} else {
+		k, err = s.store.KeyByHash(ctx, cacheKey)
+	}
 	if errors.Is(err, ErrNotFound) || err == nil && k.RevokedAt != nil {
 		s.cache.Delete(cacheKey)
 		return Key{}, ErrUnauthenticated

@@ -72,11 +72,9 @@ func TestAuthenticateCachesAndRefreshesAhead(t *testing.T) {
 	const secret = "sk_test-secret"
 	hash := auth.HashAPIKey(secret)
 	st := &memStore{byHash: map[string]Key{hash: {ID: "k1", Plan: "paid"}}}
-	clock := time.Unix(1_800_000_000, 0)
-	var mu sync.Mutex
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
 	s := New(st, []byte("0123456789abcdef0123456789abcdef"))
-	s.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
-	advance := func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
+	s.now = clock.Now
 	ctx := context.Background()
 
 	for range 3 {
@@ -94,7 +92,7 @@ func TestAuthenticateCachesAndRefreshesAhead(t *testing.T) {
 	// Past half the TTL: the cached key still answers at once, and one background read sees the
 	// revocation, after which the key fails before its entry would have expired.
 	st.revoke(hash)
-	advance(DefaultCacheTTL/2 + time.Millisecond)
+	clock.Advance(DefaultCacheTTL/2 + time.Millisecond)
 	if _, err := s.Authenticate(ctx, secret); err != nil {
 		t.Fatalf("cached key during refresh: %v", err)
 	}
