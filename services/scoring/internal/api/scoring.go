@@ -211,10 +211,6 @@ func legacyOptions(r legacyRequest) decision.Options {
 // that request records are inserted in roughly index order.
 func newRequestID() string { return uuid.Must(uuid.NewV7()).String() }
 
-func setRequestID(ctx context.Context, id string) {
-	_ = grpc.SetHeader(ctx, metadata.Pairs("x-request-id", id))
-}
-
 // scoringMethods are the calls whose every answer carries an x-request-id (Document 2 "Score
 // response"): refusals by authentication, limits and validation too, so that a client can quote the
 // id of any answer it got.
@@ -229,26 +225,22 @@ var scoringMethods = map[string]bool{
 type requestIDKey struct{}
 
 // RequestIDs gives each scoring call its x-request-id before the interceptors after it can refuse the
-// call: it goes first, before Authenticate.
+// call: it goes first, before Authenticate. It is the only source of a call's id (requestIDOf); a
+// server without it would answer without ids and store no request records.
 func RequestIDs() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		if !scoringMethods[info.FullMethod] {
 			return handler(ctx, req)
 		}
 		id := newRequestID()
-		setRequestID(ctx, id)
+		_ = grpc.SetHeader(ctx, metadata.Pairs("x-request-id", id))
 		return handler(context.WithValue(ctx, requestIDKey{}, id), req)
 	}
 }
 
-// requestIDOf is the call's x-request-id: RequestIDs's, or a new one for a call that did not pass
-// through it (a handler called directly).
+// requestIDOf is the call's x-request-id, which RequestIDs gave it.
 func requestIDOf(ctx context.Context) string {
-	if id, ok := ctx.Value(requestIDKey{}).(string); ok {
-		return id
-	}
-	id := newRequestID()
-	setRequestID(ctx, id)
+	id, _ := ctx.Value(requestIDKey{}).(string)
 	return id
 }
 
