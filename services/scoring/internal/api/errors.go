@@ -7,6 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/text/language"
+	textmessage "golang.org/x/text/message"
+
 	"github.com/trustlayer/trustlayer/pkg/apierror"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/claim"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/decision"
@@ -22,6 +25,9 @@ var (
 	errInvalidBearer = apierror.New(http.StatusUnauthorized, "Invalid or revoked API key")
 )
 
+// grouped writes numbers as the messages' English does: 1,000.
+var grouped = textmessage.NewPrinter(language.English)
+
 // toAPI maps a domain error to its documented status and body. Errors it does not know are returned
 // unchanged: the platform's interceptor turns them into a 500 whose cause stays in the log.
 func toAPI(err error, upgradeURL string) error {
@@ -34,16 +40,17 @@ func toAPI(err error, upgradeURL string) error {
 		return apierror.New(http.StatusConflict, message(err, decision.ErrPinUnavailable))
 	case errors.Is(err, decision.ErrInvalidOption), errors.Is(err, keys.ErrInvalid), errors.Is(err, feedback.ErrInvalid):
 		return apierror.New(http.StatusUnprocessableEntity, message(err, decision.ErrInvalidOption, keys.ErrInvalid, feedback.ErrInvalid))
-	case errors.Is(err, meter.ErrQuotaExhausted):
+	case errors.As(err, &limit) && errors.Is(err, meter.ErrQuotaExhausted):
+		calls := grouped.Sprintf("%d", limit.Included)
 		body := map[string]any{
-			"detail":      "Trial quota of 1,000 scoring calls this month is exhausted; upgrade to a paid plan to continue",
+			"detail":      "Trial quota of " + calls + " scoring calls this month is exhausted; upgrade to a paid plan to continue",
 			"error":       "quota_exhausted",
 			"upgrade_url": upgradeURL,
 		}
-		if errors.As(err, &limit) && limit.Remaining > 0 {
+		if limit.Remaining > 0 {
 			// A batch larger than what is left: the quota is not used up, and fewer items would pass.
-			body["detail"] = fmt.Sprintf("This request needs %d scoring calls and the trial has %d of its 1,000 calls left this month; send at most %d items or upgrade to a paid plan",
-				limit.Needed, limit.Remaining, limit.Remaining)
+			body["detail"] = fmt.Sprintf("This request needs %d scoring calls and the trial has %d of its %s calls left this month; send at most %d items or upgrade to a paid plan",
+				limit.Needed, limit.Remaining, calls, limit.Remaining)
 			body["remaining_calls"] = limit.Remaining
 		}
 		return &apierror.Error{Status: http.StatusPaymentRequired, Body: body}

@@ -24,8 +24,9 @@ type LimitError struct {
 	// the next period for ErrQuotaExhausted, and zero (unknown: when a running request ends) for
 	// ErrInFlight.
 	RetryAfter time.Duration
-	// For ErrQuotaExhausted: the calls the request needed and those left this period (fewer).
-	Needed, Remaining int64
+	// For ErrQuotaExhausted: the calls the request needed, those left this period (fewer), and the
+	// plan's included calls.
+	Needed, Remaining, Included int64
 }
 
 func (e *LimitError) Error() string {

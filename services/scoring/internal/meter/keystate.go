@@ -187,7 +187,7 @@ func (ks *keyState) admit(now time.Time, p Plan, n int) error {
 		return &LimitError{Err: ErrInFlight}
 	}
 	if left := p.IncludedCalls - ks.used() - ks.reserved; p.HardQuota && int64(n) > left {
-		return &LimitError{Err: ErrQuotaExhausted, RetryAfter: periodEnd(ks.month).Sub(now), Needed: int64(n), Remaining: max(left, 0)}
+		return &LimitError{Err: ErrQuotaExhausted, RetryAfter: periodEnd(ks.month).Sub(now), Needed: int64(n), Remaining: max(left, 0), Included: p.IncludedCalls}
 	}
 	ks.setRate(now, p)
 	if !ks.limiter.AllowN(now, 1) {
