@@ -178,7 +178,11 @@ func (o Options) check() error {
 }
 
 func unknownProfile(got string) error {
-	return fmt.Errorf("%w: options.distribution_profile must be one of synthetic_v1, cms_v1, commercial_beta (got %q)", ErrInvalidOption, got)
+	names := make([]string, len(model.Profiles))
+	for i, p := range model.Profiles {
+		names[i] = string(p)
+	}
+	return fmt.Errorf("%w: options.distribution_profile must be one of %s (got %q)", ErrInvalidOption, strings.Join(names, ", "), got)
 }
 
 // pick resolves options.model_version against the current version: a served pin is used, an

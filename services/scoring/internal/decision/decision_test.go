@@ -83,10 +83,7 @@ func TestRiskLevels(t *testing.T) {
 }
 
 func TestDecideDenialUsesTableAndOverride(t *testing.T) {
-	models, err := model.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
+	models := loadModels(t)
 	c := claim.Claim{ExternalClaimID: "c", PayerID: 60054, ProviderID: 1, CPTCode: "99214", ICD10Code: "E11.9", BilledAmount: 245, Units: 1, NetworkStatus: "in_network"}
 	for profile, row := range Thresholds {
 		for i, op := range OperatingPoints {
@@ -109,10 +106,7 @@ func TestDecideDenialUsesTableAndOverride(t *testing.T) {
 // score the modelled probability itself; reimbursement scores 1 - ratio, so a factor that raises the
 // expected allowed/billed ratio lowers the risk.
 func TestFactorDirections(t *testing.T) {
-	models, err := model.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
+	models := loadModels(t)
 	c := claim.Claim{ExternalClaimID: "c", PayerID: 60054, ProviderID: 1, CPTCode: "72148", ICD10Code: "M54.5", BilledAmount: 1840, Units: 1,
 		NetworkStatus: "out_of_network", PlaceOfService: "22"}
 	for _, tc := range []struct {
@@ -146,10 +140,7 @@ func TestFactorDirections(t *testing.T) {
 // denial model, but a value outside their sets is refused whatever the workflow; a known value is
 // accepted and ignored where it does not apply.
 func TestOptionValuesCheckedForEveryWorkflow(t *testing.T) {
-	models, err := model.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
+	models := loadModels(t)
 	c := claim.Claim{ExternalClaimID: "c", PayerID: 60054, ProviderID: 1, CPTCode: "99214", ICD10Code: "E11.9", BilledAmount: 245, Units: 1, NetworkStatus: "in_network"}
 	e := New(models, nil, Config{})
 	for _, w := range []claim.Workflow{claim.Denial, claim.PriorAuth, claim.Reimbursement} {
@@ -170,4 +161,14 @@ func TestOptionValuesCheckedForEveryWorkflow(t *testing.T) {
 			}
 		}
 	}
+}
+
+// loadModels loads the embedded model set.
+func loadModels(t *testing.T) *model.Set {
+	t.Helper()
+	models, err := model.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return models
 }
