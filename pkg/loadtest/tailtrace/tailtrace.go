@@ -71,7 +71,7 @@ func Explain(r io.Reader, reqs []Request, threshold time.Duration) (Report, erro
 	if err != nil {
 		return Report{}, err
 	}
-	rep := Report{Requests: len(reqs), Running: map[string]time.Duration{}}
+	rep := Report{Requests: len(reqs)}
 	if len(reqs) == 0 {
 		return rep, nil
 	}
@@ -82,7 +82,7 @@ func Explain(r io.Reader, reqs []Request, threshold time.Duration) (Report, erro
 			rep.MarkPhases++
 		}
 	}
-	addRunning(rep.Running, tr, span{first, last.Add(threshold)})
+	rep.Running, _ = tr.running(span{first, last.Add(threshold)})
 
 	slow := slices.DeleteFunc(slices.Clone(reqs), func(q Request) bool { return q.Latency <= threshold })
 	slices.SortFunc(slow, func(a, b Request) int { return a.Due.Compare(b.Due) })
@@ -102,24 +102,29 @@ func Explain(r io.Reader, reqs []Request, threshold time.Duration) (Report, erro
 		if b.DuringGC {
 			rep.SlowDuringGC += b.Slow
 		}
-		b.Running = map[string]time.Duration{}
-		addRunning(b.Running, tr, w)
-		for _, s := range tr.stretches {
-			if d := s.end.Sub(s.start); s.end.After(w.start) && s.start.Before(w.end) && d > b.Longest {
-				b.Longest, b.LongestOf = d, tr.entry[s.g]
-			}
-		}
+		var longest stretch
+		b.Running, longest = tr.running(w)
+		b.Longest, b.LongestOf = longest.end.Sub(longest.start), tr.entry[longest.g]
 	}
 	return rep, nil
 }
 
-func addRunning(into map[string]time.Duration, tr traced, w span) {
+// running is the time each goroutine entry ran within w, and the longest stretch (whole) that
+// overlapped w.
+func (tr traced) running(w span) (map[string]time.Duration, stretch) {
+	out := map[string]time.Duration{}
+	var longest stretch
 	for _, s := range tr.stretches {
 		start, end := maxTime(s.start, w.start), minTime(s.end, w.end)
-		if end.After(start) {
-			into[tr.entry[s.g]] += end.Sub(start)
+		if !end.After(start) {
+			continue
+		}
+		out[tr.entry[s.g]] += end.Sub(start)
+		if s.end.Sub(s.start) > longest.end.Sub(longest.start) {
+			longest = s
 		}
 	}
+	return out, longest
 }
 
 // Top returns the n goroutine entries that ran longest, longest first.
