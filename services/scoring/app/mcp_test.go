@@ -1,9 +1,11 @@
 package app_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -152,6 +154,25 @@ func TestMCPToolCallWithoutKeyIsTold(t *testing.T) {
 	if resp, body := post(`{"pad":"`+strings.Repeat("x", 4<<20)+`"}`, nil); resp.StatusCode != http.StatusRequestEntityTooLarge ||
 		resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(body, `"detail"`) {
 		t.Errorf("oversized body: got %d %q %.200s, want 413 with a JSON detail", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+	// A body that cannot be read (a malformed chunk) gets a 400 with the service's error body.
+	raw, err := net.Dial("tcp", strings.TrimPrefix(s.base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	_, _ = io.WriteString(raw, "POST /mcp HTTP/1.1\r\nHost: scoring\r\nContent-Type: application/json\r\n"+
+		"Accept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
+	if resp, err := http.ReadResponse(bufio.NewReader(raw), nil); err != nil {
+		t.Errorf("unreadable body: %v", err)
+	} else {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var refusal map[string]any
+		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Content-Type") != "application/json" ||
+			json.Unmarshal(b, &refusal) != nil || refusal["detail"] == nil {
+			t.Errorf("unreadable body: got %d %q %s, want 400 with a JSON detail", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+		}
 	}
 	// In a batch too.
 	if resp, _ := post("["+call+"]", nil); resp.StatusCode != 401 {
