@@ -238,12 +238,12 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if o.openOnly {
 		return openRounds(ctx, out, o, plainReq, gatewayReq, o.baseRate, o.rate)
 	}
-	// Two interleaved rounds, so that a noisy moment of the machine hits both paths.
+	// Two interleaved rounds, so that a noisy moment of the machine hits both paths, in the order
+	// A B B A: the machine's speed drifts over minutes (by a fifth within one run, some days), and
+	// in this order a steady drift weighs on both sides alike, where A B A B hands it all to B.
 	var b, g [2]loadtest.Result
-	for round := range 2 {
-		b[round] = loadtest.ClosedLoop(ctx, client, plainReq, workers, d)
-		g[round] = loadtest.ClosedLoop(ctx, client, gatewayReq, workers, d)
-	}
+	abba(func(round int) { b[round] = loadtest.ClosedLoop(ctx, client, plainReq, workers, d) },
+		func(round int) { g[round] = loadtest.ClosedLoop(ctx, client, gatewayReq, workers, d) })
 	// The runs stop early on Ctrl-C; report nothing of a cut run.
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -255,15 +255,13 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	fmt.Fprintf(out, "throughput ratio service/baseline: %.2fx (target >= 0.5x)\n", gwRPS/baseRPS)
 
 	// Limits and metering on versus off: the same service binary, the second with a limiter that
-	// admits and meters nothing, same keys and body, in alternating rounds.
+	// admits and meters nothing, same keys and body, in alternating rounds (A B B A again).
 	unmeteredReq := func(i int) (string, string, []byte, http.Header) {
 		return http.MethodPost, "http://" + unmeteredAddr + "/v1/score", single, authHeaders[i%len(keys)]
 	}
 	var on, off [2]loadtest.Result
-	for round := range 2 {
-		off[round] = loadtest.ClosedLoop(ctx, client, unmeteredReq, workers, d)
-		on[round] = loadtest.ClosedLoop(ctx, client, gatewayReq, workers, d)
-	}
+	abba(func(round int) { off[round] = loadtest.ClosedLoop(ctx, client, unmeteredReq, workers, d) },
+		func(round int) { on[round] = loadtest.ClosedLoop(ctx, client, gatewayReq, workers, d) })
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -399,4 +397,12 @@ func paidKeys(client *http.Client, service string, n int) ([]string, error) {
 		keys[i] = body.APIKey
 	}
 	return keys, nil
+}
+
+// abba runs two rounds of a and b in the order a(0), b(0), b(1), a(1).
+func abba(a, b func(round int)) {
+	a(0)
+	b(0)
+	b(1)
+	a(1)
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -41,5 +43,13 @@ func TestMedianIsTheMiddleRound(t *testing.T) {
 				t.Errorf("median reordered its argument: %v, was %v", tc.in, in)
 			}
 		}
+	}
+}
+
+func TestABBAOrder(t *testing.T) {
+	var got []string
+	abba(func(r int) { got = append(got, fmt.Sprintf("a%d", r)) }, func(r int) { got = append(got, fmt.Sprintf("b%d", r)) })
+	if s := strings.Join(got, " "); s != "a0 b0 b1 a1" {
+		t.Errorf("order %q, want a0 b0 b1 a1", s)
 	}
 }

@@ -90,13 +90,14 @@ func BenchmarkCommit(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		key, account := uuid.NewString(), uuid.NewString()
 		r := rec("", key, account)
+		prefix := uuid.NewString() + "."
 		for pb.Next() {
 			tk, err := m.Admit(ctx, key, open, 1)
 			if err != nil {
 				b.Error(err)
 				return
 			}
-			r.RequestID = strconv.FormatInt(seq.Add(1), 10)
+			r.RequestID = prefix + strconv.FormatInt(seq.Add(1), 10)
 			tk.Commit(1, r)
 		}
 	})

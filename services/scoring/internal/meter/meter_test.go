@@ -299,6 +299,10 @@ func TestConcurrentCommitsAreWrittenExactlyOnce(t *testing.T) {
 	p := meter.Plan{Name: "load", RatePerSecond: 1e6, Burst: 1e6, MaxInFlight: 1000}
 
 	const workers, each = 16, 60
+	ids := make([]string, workers*each) // a request id for each request; its items are "<id>.<j>"
+	for i := range ids {
+		ids[i] = uuid.NewString()
+	}
 	var billedA, billedB atomic.Int64
 	stop := make(chan struct{})
 	flushed := make(chan error, 1)
@@ -336,7 +340,7 @@ func TestConcurrentCommitsAreWrittenExactlyOnce(t *testing.T) {
 					k := i % 3 // 1 or 2 of the 3 items succeed
 					recs := make([]meter.RequestRecord, k)
 					for j := range recs {
-						recs[j] = rec(fmt.Sprintf("req-%d-%d-%d", w, i, j), key, account)
+						recs[j] = rec(fmt.Sprintf("%s.%d", ids[w*each+i], j), key, account)
 					}
 					tk.Commit(k, recs...)
 					billed.Add(int64(k))
@@ -363,7 +367,7 @@ func TestConcurrentCommitsAreWrittenExactlyOnce(t *testing.T) {
 	if got, want := dbRecords(t, pool), int(billedA.Load()+billedB.Load()); got != want {
 		t.Errorf("request records: got %d, want %d", got, want)
 	}
-	if m.PendingRecord("req-0-1-0") {
+	if m.PendingRecord(ids[1] + ".0") {
 		t.Error("PendingRecord after Flush: true, want false")
 	}
 }
@@ -422,18 +426,18 @@ func TestFailedFlushKeepsTheBatchAndWritesItOnce(t *testing.T) {
 			m := meter.New(sink, meter.WithClock(newClock(november).Now), meter.WithLogger(quiet))
 
 			tk := admit(t, m, key, p, 3)
-			tk.Commit(3, rec(key+"-1", key, account), rec(key+"-2", key, account), rec(key+"-3", key, account))
+			tk.Commit(3, rec(key+".1", key, account), rec(key+".2", key, account), rec(key+".3", key, account))
 			if err := m.Flush(ctx); err == nil {
 				t.Fatal("Flush through a failing sink: got nil, want the error")
 			}
-			if !m.PendingRecord(key + "-1") {
+			if !m.PendingRecord(key + ".1") {
 				t.Error("PendingRecord after a failed flush: false, want true (kept for the retry)")
 			}
 			if u, err := m.Snapshot(ctx, key, p); err != nil || u.Used != 3 {
 				t.Errorf("Snapshot after a failed flush: got %+v, %v; want Used 3", u, err)
 			}
 			tk = admit(t, m, key, p, 2) // committed while the batch waits for its retry
-			tk.Commit(2, rec(key+"-4", key, account))
+			tk.Commit(2, rec(key+".4", key, account))
 
 			if err := m.Flush(ctx); err != nil {
 				t.Fatalf("second Flush: %v", err)
@@ -442,11 +446,11 @@ func TestFailedFlushKeepsTheBatchAndWritesItOnce(t *testing.T) {
 				t.Errorf("usage: got %d, want 5 (each call once)", got)
 			}
 			for i := 1; i <= 4; i++ {
-				if _, err := s.RequestRecord(ctx, fmt.Sprintf("%s-%d", key, i)); err != nil {
+				if _, err := s.RequestRecord(ctx, fmt.Sprintf("%s.%d", key, i)); err != nil {
 					t.Errorf("record %d: %v", i, err)
 				}
 			}
-			if m.PendingRecord(key + "-1") {
+			if m.PendingRecord(key + ".1") {
 				t.Error("PendingRecord after the retry: true, want false")
 			}
 			if u, err := m.Snapshot(ctx, key, p); err != nil || u.Used != 5 || u.Unwritten != 0 {
@@ -469,7 +473,7 @@ func TestRunWritesEverythingOnShutdown(t *testing.T) {
 	go func() { done <- m.Run(ctx) }()
 	for i := range 3 {
 		tk := admit(t, m, key, trial, 1)
-		tk.Commit(1, rec(fmt.Sprintf("req-%d", i), key, account))
+		tk.Commit(1, rec(fmt.Sprintf("%s.%d", key, i), key, account))
 	}
 	cancel()
 	if err := <-done; err != nil {
@@ -513,9 +517,9 @@ func TestRunFlushesEachIntervalAndWhenTheBatchIsFull(t *testing.T) {
 				<-done
 			}()
 			tk := admit(t, m, key, p, 3)
-			tk.Commit(3, rec(key+"-1", key, account), rec(key+"-2", key, account), rec(key+"-3", key, account))
+			tk.Commit(3, rec(key+".1", key, account), rec(key+".2", key, account), rec(key+".3", key, account))
 			deadline := time.Now().Add(5 * time.Second)
-			for m.PendingRecord(key + "-3") {
+			for m.PendingRecord(key + ".3") {
 				if time.Now().After(deadline) {
 					t.Fatal("the records are still pending after 5 s")
 				}
@@ -640,19 +644,26 @@ func TestCommitDropsRecordsTheDatabaseWouldReject(t *testing.T) {
 	pool, s := database(t)
 	key, account := newKey(t, pool)
 	m := meter.New(s, meter.WithLogger(quiet))
-	bad := rec("req-bad", key, account)
+	good := rec(key+".1", key, account)
+	bad := rec(key+".2", key, account)
 	bad.Endpoint = "appeals"
-	noAccount := rec("req-no-account", key, "")
-	tk := admit(t, m, key, plan(t, "paid"), 3)
-	tk.Commit(3, bad, rec("req-good", key, account), noAccount)
-	if m.PendingRecord("req-bad") || m.PendingRecord("req-no-account") || !m.PendingRecord("req-good") {
-		t.Error("pending: want only req-good")
+	noAccount := rec(key+".3", key, "")
+	notOurs := rec("req-4", key, account) // not a request id the service makes
+	tk := admit(t, m, key, plan(t, "paid"), 4)
+	tk.Commit(4, bad, good, noAccount, notOurs)
+	for _, r := range []meter.RequestRecord{bad, noAccount, notOurs} {
+		if m.PendingRecord(r.RequestID) {
+			t.Errorf("%s is pending, want it dropped", r.RequestID)
+		}
+	}
+	if !m.PendingRecord(good.RequestID) {
+		t.Error("the good record is not pending")
 	}
 	if err := m.Flush(context.Background()); err != nil {
 		t.Fatalf("Flush: %v", err)
 	}
-	if got := dbUsage(t, s, key, time.Now().UTC().Format("2006-01")); got != 3 {
-		t.Errorf("usage: got %d, want 3", got)
+	if got := dbUsage(t, s, key, time.Now().UTC().Format("2006-01")); got != 4 {
+		t.Errorf("usage: got %d, want 4", got)
 	}
 	if got := dbRecords(t, pool); got != 1 {
 		t.Errorf("records: got %d, want 1", got)

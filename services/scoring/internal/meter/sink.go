@@ -2,7 +2,6 @@ package meter
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -27,7 +26,7 @@ type Batch struct {
 	// Usage holds one delta per key and period.
 	Usage []UsageDelta
 	// Records are the request records of the billed calls, for feedback to find.
-	Records []RequestRecord
+	Records []Record
 }
 
 // UsageDelta is a number of calls to add to a key's counter for a period.
@@ -55,31 +54,6 @@ const (
 	EndpointPriorAuth     = "prior_auth"
 	EndpointReimbursement = "reimbursement"
 )
-
-// validate reports why a record cannot be stored. Commit drops such a record rather than queue it:
-// one row the database rejects would fail every retry of its batch and stop all metering.
-func (r RequestRecord) validate() error {
-	switch {
-	case r.RequestID == "":
-		return errors.New("empty request id")
-	case !isUUID(r.KeyID):
-		return errors.New("key id is not a UUID")
-	case !isUUID(r.AccountID):
-		return errors.New("account id is not a UUID")
-	case r.RouteID == "":
-		return errors.New("empty route id")
-	case r.ModelVersion == "":
-		return errors.New("empty model version")
-	case r.ScoredAt.IsZero():
-		return errors.New("zero scored_at")
-	}
-	switch r.Endpoint {
-	case EndpointDenial, EndpointPriorAuth, EndpointReimbursement:
-	default:
-		return errors.New("unknown endpoint")
-	}
-	return nil
-}
 
 // isUUID accepts the canonical 36-character form only: uuid.Validate also takes forms (urn:uuid:)
 // that PostgreSQL's uuid type rejects.
