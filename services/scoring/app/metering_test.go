@@ -82,7 +82,8 @@ func TestTrialLimits(t *testing.T) {
 	if r.status != 402 || !strings.HasSuffix(body["upgrade_url"].(string), "/v1/billing/checkout-session") {
 		t.Fatalf("1001st call: %d %s, want 402 with upgrade_url", r.status, r.body)
 	}
-	if d, _ := body["detail"].(string); !strings.Contains(d, "exhausted") || body["remaining_calls"] != nil {
+	if d, _ := body["detail"].(string); !strings.Contains(d, "Trial quota of 1,000 scoring calls this month is exhausted") ||
+		body["error"] != "quota_exhausted" || body["remaining_calls"] != nil {
 		t.Fatalf("402 at the quota: %s", r.body)
 	}
 	time.Sleep(1100 * time.Millisecond)

@@ -57,7 +57,7 @@ func (t *keyTable) get(keyID string) (*keyState, error) {
 	if ks := t.lookup(keyID); ks != nil {
 		return ks, nil
 	}
-	if !isUUID(keyID) {
+	if _, ok := parseUUID(keyID); !ok {
 		return nil, fmt.Errorf("meter: key id %q is not a UUID", keyID)
 	}
 	s := t.shard(keyID)

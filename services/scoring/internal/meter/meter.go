@@ -264,11 +264,10 @@ func (m *Meter) enqueue(keyID string, month int32, calls int64, recs []Record) {
 		m.usage[usageKey{keyID: keyID, month: month}] += calls
 	}
 	for _, r := range recs {
-		k := r.key()
-		if _, dup := m.recordIDs[k]; dup {
+		if _, dup := m.recordIDs[r.id]; dup {
 			continue
 		}
-		m.recordIDs[k] = struct{}{}
+		m.recordIDs[r.id] = struct{}{}
 		m.records = append(m.records, r)
 	}
 	full := len(m.records) >= m.maxBatch
@@ -285,13 +284,13 @@ func (m *Meter) enqueue(keyID string, month int32, calls int64, recs []Record) {
 // written. Feedback that cannot find a request id in the database asks this, and when it is true
 // calls Flush and reads again.
 func (m *Meter) PendingRecord(requestID string) bool {
-	id, item, ok := parseRequestID(requestID)
+	id, ok := parseRequestID(requestID)
 	if !ok {
 		return false // the meter never buffers a record under any other id
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	_, ok = m.recordIDs[recordKey{id, item}]
+	_, ok = m.recordIDs[id]
 	return ok
 }
 
@@ -368,7 +367,7 @@ func (m *Meter) confirm(pb pendingBatch) {
 	}
 	m.mu.Lock()
 	for i := range pb.batch.Records {
-		delete(m.recordIDs, pb.batch.Records[i].key())
+		delete(m.recordIDs, pb.batch.Records[i].id)
 	}
 	if len(m.recordIDs) == 0 {
 		// A map keeps the buckets of its largest size; start over once a burst has drained.

@@ -19,34 +19,38 @@ import (
 // what holds up requests on a replica with one processor (services/scoring/README.md, "Performance",
 // session 11). A slice and a map of Records are never scanned. Make one with NewRecord.
 type Record struct {
-	requestID, keyID, accountID uuid.UUID
-	// item is a batch item's index in its request id ("<uuid>.<item>"), or -1.
-	item                            int32
+	id                              recordKey
+	keyID, accountID                uuid.UUID
 	scoredAt                        int64 // Unix nanoseconds
 	endpoint, routeID, modelVersion label
 }
 
-// recordKey identifies a pending record by its request id.
+// recordKey is a request id: "<uuid>", or "<uuid>.<item>" for a batch item.
 type recordKey struct {
-	id   uuid.UUID
-	item int32
+	base uuid.UUID
+	item int32 // -1 when the id has no item
 }
-
-func (r *Record) key() recordKey { return recordKey{r.requestID, r.item} }
 
 // NewRecord checks r the way the database would and packs it. A request id is the service's: a UUID
 // in canonical (lowercase, hyphenated) form, followed for a batch item by "." and the item's index.
 // Key and account ids are UUIDs; the endpoint is one of the Endpoint constants; route id and model
 // version are non-empty, and at most maxLabels distinct values of them are ever held.
 func NewRecord(r RequestRecord) (Record, error) {
-	requestID, item, ok := parseRequestID(r.RequestID)
-	switch {
-	case !ok:
+	var (
+		rec    Record
+		ok     bool
+		intErr error
+	)
+	if rec.id, ok = parseRequestID(r.RequestID); !ok {
 		return Record{}, errRequestID
-	case !isUUID(r.KeyID):
+	}
+	if rec.keyID, ok = parseUUID(r.KeyID); !ok {
 		return Record{}, errKeyID
-	case !isUUID(r.AccountID):
+	}
+	if rec.accountID, ok = parseUUID(r.AccountID); !ok {
 		return Record{}, errAccountID
+	}
+	switch {
 	case r.RouteID == "":
 		return Record{}, errRouteID
 	case r.ModelVersion == "":
@@ -59,19 +63,17 @@ func NewRecord(r RequestRecord) (Record, error) {
 	default:
 		return Record{}, errEndpoint
 	}
-	endpoint, err1 := labels.intern(r.Endpoint)
-	route, err2 := labels.intern(r.RouteID)
-	version, err3 := labels.intern(r.ModelVersion)
-	if err := errors.Join(err1, err2, err3); err != nil {
-		return Record{}, err
+	rec.scoredAt = r.ScoredAt.UnixNano()
+	if rec.endpoint, intErr = labels.intern(r.Endpoint); intErr != nil {
+		return Record{}, intErr
 	}
-	// isUUID has checked both ids, so Parse cannot fail.
-	keyID, _ := uuid.Parse(r.KeyID)
-	accountID, _ := uuid.Parse(r.AccountID)
-	return Record{
-		requestID: requestID, item: item, keyID: keyID, accountID: accountID, scoredAt: r.ScoredAt.UnixNano(),
-		endpoint: endpoint, routeID: route, modelVersion: version,
-	}, nil
+	if rec.routeID, intErr = labels.intern(r.RouteID); intErr != nil {
+		return Record{}, intErr
+	}
+	if rec.modelVersion, intErr = labels.intern(r.ModelVersion); intErr != nil {
+		return Record{}, intErr
+	}
+	return rec, nil
 }
 
 var (
@@ -86,16 +88,19 @@ var (
 
 // AppendRequestID appends the record's request id to b.
 func (r *Record) AppendRequestID(b []byte) []byte {
-	b = appendUUID(b, r.requestID)
-	if r.item >= 0 {
+	b = appendUUID(b, r.id.base)
+	if r.id.item >= 0 {
 		b = append(b, '.')
-		b = strconv.AppendInt(b, int64(r.item), 10)
+		b = strconv.AppendInt(b, int64(r.id.item), 10)
 	}
 	return b
 }
 
 // RequestID is the record's request id, as it was given.
-func (r *Record) RequestID() string { return string(r.AppendRequestID(make([]byte, 0, 48))) }
+func (r *Record) RequestID() string {
+	var buf [48]byte // a UUID, a dot and an int32
+	return string(r.AppendRequestID(buf[:0]))
+}
 
 // KeyID is the id of the key that made the call.
 func (r *Record) KeyID() uuid.UUID { return r.keyID }
@@ -117,31 +122,28 @@ func (r *Record) ScoredAt() time.Time { return time.Unix(0, r.scoredAt).UTC() }
 
 // parseRequestID reads "<uuid>" or "<uuid>.<index>" in the one form that formats back to the same
 // string: a lowercase hyphenated UUID and a decimal index without a sign or leading zeros.
-func parseRequestID(s string) (uuid.UUID, int32, bool) {
+func parseRequestID(s string) (recordKey, bool) {
 	if len(s) < 36 {
-		return uuid.UUID{}, 0, false
+		return recordKey{}, false
 	}
-	id, err := uuid.Parse(s[:36])
-	if err != nil {
-		return uuid.UUID{}, 0, false
-	}
+	id, ok := parseUUID(s[:36])
 	var canon [36]byte
-	if string(appendUUID(canon[:0], id)) != s[:36] {
-		return uuid.UUID{}, 0, false
+	if !ok || string(appendUUID(canon[:0], id)) != s[:36] {
+		return recordKey{}, false
 	}
 	rest := s[36:]
 	if rest == "" {
-		return id, -1, true
+		return recordKey{id, -1}, true
 	}
 	digits := rest[1:]
 	if rest[0] != '.' || digits == "" || (digits[0] == '0' && len(digits) > 1) || digits[0] == '+' || digits[0] == '-' {
-		return uuid.UUID{}, 0, false
+		return recordKey{}, false
 	}
 	n, err := strconv.ParseInt(digits, 10, 32)
 	if err != nil {
-		return uuid.UUID{}, 0, false
+		return recordKey{}, false
 	}
-	return id, int32(n), true
+	return recordKey{id, int32(n)}, true
 }
 
 // appendUUID appends u in canonical form; uuid.UUID.String allocates the string it returns.

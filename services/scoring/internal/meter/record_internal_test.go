@@ -33,9 +33,9 @@ func TestParseRequestID(t *testing.T) {
 		{"req-1", 0, false},
 		{"", 0, false},
 	} {
-		_, item, ok := parseRequestID(c.in)
-		if ok != c.ok || (ok && item != c.item) {
-			t.Errorf("parseRequestID(%q) = item %d, %v; want %d, %v", c.in, item, ok, c.item, c.ok)
+		id, ok := parseRequestID(c.in)
+		if ok != c.ok || (ok && id.item != c.item) {
+			t.Errorf("parseRequestID(%q) = item %d, %v; want %d, %v", c.in, id.item, ok, c.item, c.ok)
 		}
 	}
 }
@@ -48,11 +48,11 @@ func FuzzParseRequestID(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		id, item, ok := parseRequestID(s)
+		id, ok := parseRequestID(s)
 		if !ok {
 			return
 		}
-		r := Record{requestID: id, item: item}
+		r := Record{id: id}
 		if got := r.RequestID(); got != s {
 			t.Fatalf("parseRequestID(%q) formats back as %q", s, got)
 		}

@@ -94,3 +94,17 @@ func scannable() int64 {
 	metrics.Read(s)
 	return int64(s[0].Value.Uint64())
 }
+
+// TestNewRecordAllocatesNothing: every scoring call's Commit packs its record, and the store formats
+// one request id string per record it copies. Not parallel: AllocsPerRun refuses to run beside others.
+func TestNewRecordAllocatesNothing(t *testing.T) {
+	r := rec(uuid.NewString()+".12", uuid.NewString(), uuid.NewString())
+	var p meter.Record
+	if n := testing.AllocsPerRun(100, func() { p, _ = meter.NewRecord(r) }); n != 0 {
+		t.Errorf("NewRecord: %v allocations, want 0", n)
+	}
+	var id string
+	if n := testing.AllocsPerRun(100, func() { id = p.RequestID() }); n != 1 || id != r.RequestID {
+		t.Errorf("RequestID: %q in %v allocations, want %q in 1", id, n, r.RequestID)
+	}
+}

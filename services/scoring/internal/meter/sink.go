@@ -55,6 +55,12 @@ const (
 	EndpointReimbursement = "reimbursement"
 )
 
-// isUUID accepts the canonical 36-character form only: uuid.Validate also takes forms (urn:uuid:)
+// parseUUID accepts the 36-character hyphenated form only: uuid.Parse also takes forms (urn:uuid:)
 // that PostgreSQL's uuid type rejects.
-func isUUID(s string) bool { return len(s) == 36 && uuid.Validate(s) == nil }
+func parseUUID(s string) (uuid.UUID, bool) {
+	if len(s) != 36 {
+		return uuid.UUID{}, false
+	}
+	u, err := uuid.Parse(s)
+	return u, err == nil
+}
