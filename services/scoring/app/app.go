@@ -116,9 +116,10 @@ func (s *Settings) Validate(prefix string) error {
 type Config struct {
 	Spec     platform.Spec
 	Settings Settings
-	// Limiter, when set, replaces the meter as the scoring routes' limiter: scoring-bench compares the
-	// service with and without limits and metering. The binary leaves it nil (the meter).
-	Limiter api.Limiter
+	// Limiter, when set, returns the scoring routes' limiter in place of the service's meter, which
+	// it is given: scoring-bench compares the service with and without limits and metering. The
+	// binary leaves it nil (the meter).
+	Limiter func(*meter.Meter) api.Limiter
 	// shared carries what the authentication interceptor builds with the platform's pool to Register,
 	// so that the interceptor and the key routes share one key cache.
 	shared *shared
@@ -234,7 +235,7 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 	upgradeURL := strings.TrimRight(cfg.Settings.PublicURL, "/") + "/v1/billing/checkout-session"
 	var limiter api.Limiter = m
 	if cfg.Limiter != nil {
-		limiter = cfg.Limiter
+		limiter = cfg.Limiter(m)
 	}
 	// Billing without Stripe settings still reports account status; checkout and the webhook answer 503.
 	var processor billing.Processor

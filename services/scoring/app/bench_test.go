@@ -9,20 +9,27 @@ import (
 
 	"github.com/trustlayer/trustlayer/services/scoring/app"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/api"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/meter"
 )
 
 // BenchmarkScoreOverHTTP sends POST /v1/score through the whole service: HTTP server, gateway,
 // interceptors, authentication, limiter, meter, model and codec, with request records flushed to
-// PostgreSQL; and through the same service whose limiter admits and meters nothing. The difference of
-// the two is what limits and metering cost end to end (client included in both); run each with
-// -cpuprofile or -memprofile to see where a request's time and bytes go.
+// PostgreSQL; through the same service whose limiter admits and counts nothing but still stores the
+// records (metering_off: the difference is what limits and metering cost end to end, client included
+// in both); and through one that stores no record either (records_off). Run each with -cpuprofile or
+// -memprofile to see where a request's time and bytes go.
 func BenchmarkScoreOverHTTP(b *testing.B) {
 	for _, tc := range []struct {
 		name   string
 		adjust func(*app.Config)
 	}{
 		{"metering_on", nil},
-		{"metering_off", func(c *app.Config) { c.Limiter = api.Unmetered{} }},
+		{"metering_off", func(c *app.Config) {
+			c.Limiter = func(m *meter.Meter) api.Limiter { return api.Unlimited{Meter: m} }
+		}},
+		{"records_off", func(c *app.Config) {
+			c.Limiter = func(*meter.Meter) api.Limiter { return api.Unmetered{} }
+		}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			// At warn, as scoring-bench runs it: no access or decision log line per request.

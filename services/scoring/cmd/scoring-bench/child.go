@@ -12,6 +12,7 @@ import (
 	"github.com/trustlayer/trustlayer/services/scoring/app"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/api"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/decision"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/meter"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/model"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/policysignal"
 )
@@ -34,14 +35,17 @@ const roleVar = "SCORING_BENCH_ROLE"
 func serveRole(ctx context.Context) (bool, error) {
 	role := os.Getenv(roleVar)
 	switch role {
-	case "service", "service-unmetered", "baseline":
-	default:
+	case "":
 		return false, nil
+	case "service", "service-unlimited", "service-unmetered", "baseline":
+	default:
+		// Not the bench itself: a child that ran the bench would start children of its own.
+		return true, fmt.Errorf("unknown %s %q", roleVar, role)
 	}
 	ctx, cancel := loadtest.ChildContext(ctx)
 	defer cancel()
 	switch role {
-	case "service", "service-unmetered":
+	case "service", "service-unlimited", "service-unmetered":
 		stop, err := loadtest.Profile(os.Getenv(profileVar), os.Getenv(traceVar))
 		if err != nil {
 			return true, err
@@ -55,11 +59,15 @@ func serveRole(ctx context.Context) (bool, error) {
 				}
 			}()
 		}
-		// Exactly the service binary's entry point, with its defaults (GOGC included); the unmetered
-		// twin only swaps the limiter of the scoring routes for one that admits and meters nothing.
+		// Exactly the service binary's entry point, with its defaults (GOGC included); the twins only
+		// swap the limiter of the scoring routes: for one that admits and counts nothing but still
+		// stores the request records (limits and metering off), or one that stores nothing either.
 		var adjust func(*app.Config)
-		if role == "service-unmetered" {
-			adjust = func(c *app.Config) { c.Limiter = api.Unmetered{} }
+		switch role {
+		case "service-unlimited":
+			adjust = func(c *app.Config) { c.Limiter = func(m *meter.Meter) api.Limiter { return api.Unlimited{Meter: m} } }
+		case "service-unmetered":
+			adjust = func(c *app.Config) { c.Limiter = func(*meter.Meter) api.Limiter { return api.Unmetered{} } }
 		}
 		return true, app.MainWith(ctx, nil, os.Getenv, os.Stdout, adjust)
 	case "baseline":

@@ -169,7 +169,12 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 	defer svc.Stop()
-	unmeteredAddr := loadtest.FreeAddr()
+	unlimitedAddr, unmeteredAddr := loadtest.FreeAddr(), loadtest.FreeAddr()
+	unlimited, err := loadtest.StartChild(roleVar, "service-unlimited", serviceEnv(unlimitedAddr, "", "", ""), placement...)
+	if err != nil {
+		return err
+	}
+	defer unlimited.Stop()
 	unmetered, err := loadtest.StartChild(roleVar, "service-unmetered", serviceEnv(unmeteredAddr, "", "", ""), placement...)
 	if err != nil {
 		return err
@@ -181,7 +186,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	defer plain.Stop()
 	service, base := "http://"+serviceAddr, "http://"+baselineAddr
-	for _, u := range []string{service + "/healthz", base + "/healthz", "http://" + unmeteredAddr + "/healthz"} {
+	for _, u := range []string{service + "/healthz", base + "/healthz", "http://" + unlimitedAddr + "/healthz", "http://" + unmeteredAddr + "/healthz"} {
 		if err := loadtest.WaitHTTP(ctx, u, 60*time.Second); err != nil {
 			return err
 		}
@@ -255,13 +260,20 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	fmt.Fprintf(out, "throughput ratio service/baseline: %.2fx (target >= 0.5x)\n", gwRPS/baseRPS)
 
 	// Limits and metering on versus off: the same service binary, the second with a limiter that
-	// admits and meters nothing, same keys and body, in alternating rounds (A B B A again).
-	unmeteredReq := func(i int) (string, string, []byte, http.Header) {
-		return http.MethodPost, "http://" + unmeteredAddr + "/v1/score", single, authHeaders[i%len(keys)]
+	// admits and counts nothing, same keys and body, in alternating rounds (A B B A again). Both store
+	// every request's record, which the feedback route needs whether or not calls are metered; the
+	// last pair also leaves the records out, to show what storing them costs on this machine, where
+	// PostgreSQL writes them on the load's core.
+	twinReq := func(addr string) loadtest.Request {
+		return func(i int) (string, string, []byte, http.Header) {
+			return http.MethodPost, "http://" + addr + "/v1/score", single, authHeaders[i%len(keys)]
+		}
 	}
-	var on, off [2]loadtest.Result
-	abba(func(round int) { off[round] = loadtest.ClosedLoop(ctx, client, unmeteredReq, workers, d) },
+	var on, off, onAgain, bare [2]loadtest.Result
+	abba(func(round int) { off[round] = loadtest.ClosedLoop(ctx, client, twinReq(unlimitedAddr), workers, d) },
 		func(round int) { on[round] = loadtest.ClosedLoop(ctx, client, gatewayReq, workers, d) })
+	abba(func(round int) { bare[round] = loadtest.ClosedLoop(ctx, client, twinReq(unmeteredAddr), workers, d) },
+		func(round int) { onAgain[round] = loadtest.ClosedLoop(ctx, client, gatewayReq, workers, d) })
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -269,6 +281,10 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	report(out, "service, limits and metering on", on[0], on[1])
 	fmt.Fprintf(out, "throughput ratio metering on/off: %.2fx (target >= 0.9x)\n",
 		(on[0].RPS()+on[1].RPS())/(off[0].RPS()+off[1].RPS()))
+	report(out, "service, limits, metering, records off", bare[0], bare[1])
+	report(out, "service, limits and metering on", onAgain[0], onAgain[1])
+	fmt.Fprintf(out, "throughput ratio with everything on/off: %.2fx (records included)\n",
+		(onAgain[0].RPS()+onAgain[1].RPS())/(bare[0].RPS()+bare[1].RPS()))
 
 	// The target names half of each path's own maximum, where the baseline keeps its core as busy as
 	// the service keeps its own: on a machine whose scheduler stalls a core for milliseconds, that is

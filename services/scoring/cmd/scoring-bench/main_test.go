@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -51,5 +52,20 @@ func TestABBAOrder(t *testing.T) {
 	abba(func(r int) { got = append(got, fmt.Sprintf("a%d", r)) }, func(r int) { got = append(got, fmt.Sprintf("b%d", r)) })
 	if s := strings.Join(got, " "); s != "a0 b0 b1 a1" {
 		t.Errorf("order %q, want a0 b0 b1 a1", s)
+	}
+}
+
+// TestUnknownRoleIsAnErrorNotTheBench: a child started with a role this binary does not know must
+// fail, not run the bench, which would start children of its own (a run of them filled PostgreSQL's
+// connections once).
+func TestUnknownRoleIsAnErrorNotTheBench(t *testing.T) {
+	t.Setenv(roleVar, "service-renamed")
+	served, err := serveRole(context.Background())
+	if !served || err == nil {
+		t.Fatalf("serveRole with an unknown role: served %v, error %v; want served and an error", served, err)
+	}
+	t.Setenv(roleVar, "")
+	if served, err := serveRole(context.Background()); served || err != nil {
+		t.Fatalf("serveRole without a role: served %v, error %v; want neither", served, err)
 	}
 }

@@ -43,9 +43,16 @@ func BenchmarkScoreHandler(b *testing.B) {
 	req := &scoringv1.ScoreRequest{Workflow: "healthcare.denial", Payload: payload}
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	// Many paid keys, as in production: one key's 50 requests/s would otherwise refuse most calls.
-	callers := make([]context.Context, 1024)
+	// Each call has a request id of its own, as RequestIDs gives it, so that its record is queued: a
+	// pending id comes round again only after a flush (at the meter's default batch of 20,000) took it.
+	accounts := make([]keys.Key, 1024)
+	for i := range accounts {
+		accounts[i] = keys.Key{ID: uuid.NewString(), AccountID: uuid.NewString(), Plan: "commit", Prefix: "sk_bench"}
+	}
+	callers := make([]context.Context, 1<<15)
 	for i := range callers {
-		callers[i] = context.WithValue(context.Background(), callerKey{}, keys.Key{ID: uuid.NewString(), AccountID: uuid.NewString(), Plan: "commit", Prefix: "sk_bench"})
+		ctx := context.WithValue(context.Background(), callerKey{}, accounts[i%len(accounts)])
+		callers[i] = context.WithValue(ctx, requestIDKey{}, newRequestID())
 	}
 	m := meter.New(discardSink{})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -54,7 +61,7 @@ func BenchmarkScoreHandler(b *testing.B) {
 	for _, tc := range []struct {
 		name    string
 		limiter Limiter
-	}{{"limits_and_metering_off", Unmetered{}}, {"limits_and_metering_on", m}} {
+	}{{"records_off", Unmetered{}}, {"limits_and_metering_off", Unlimited{Meter: m}}, {"limits_and_metering_on", m}} {
 		s := NewScoring(engine, models, tc.limiter, log, "")
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()

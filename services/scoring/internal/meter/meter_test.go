@@ -670,6 +670,40 @@ func TestCommitDropsRecordsTheDatabaseWouldReject(t *testing.T) {
 	}
 }
 
+// TestUnlimitedStoresRecordsAndCountsNothing: past every limit of a trial key, an Unlimited ticket
+// is still admitted; its Commit stores the request record and bills no call, and neither it nor a
+// Release touches the key's limits.
+func TestUnlimitedStoresRecordsAndCountsNothing(t *testing.T) {
+	t.Parallel()
+	pool, s := database(t)
+	key, account := newKey(t, pool)
+	m := meter.New(s, meter.WithLogger(quiet))
+	trial := plan(t, "trial")
+	held := admit(t, m, key, trial, 1) // the trial's one request in flight
+	for i := range 10 {                // past the trial's burst of 5
+		tk := m.Unlimited(key, 1)
+		if i%2 == 0 {
+			tk.Release()
+			continue
+		}
+		tk.Commit(1, rec(fmt.Sprintf("%s.%d", key, i), key, account))
+		tk.Commit(1) // a second end of the same ticket does nothing
+	}
+	refused(t, m, key, trial, 1, meter.ErrInFlight)
+	held.Release()
+	if err := m.Flush(context.Background()); err != nil {
+		t.Fatalf("Flush: %v", err)
+	}
+	if got := dbRecords(t, pool); got != 5 {
+		t.Errorf("records: got %d, want 5", got)
+	}
+	if got := dbUsage(t, s, key, time.Now().UTC().Format("2006-01")); got != 0 {
+		t.Errorf("usage: got %d, want 0", got)
+	}
+	tk := admit(t, m, key, trial, 1) // the slot is free again, and nothing else was taken
+	tk.Release()
+}
+
 func TestIdleKeysAreEvicted(t *testing.T) {
 	t.Parallel()
 	pool, s := database(t)
