@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -49,7 +50,17 @@ func isHotRequest(v any) bool {
 //     and a number out of float64 range is refused;
 //   - nesting deeper than maxDepth is refused.
 func decodeRequest(src string, v any) (end int, err error) {
-	p := parser{s: src}
+	stack := memberStacks.Get().(*[]member)
+	p := parser{s: src, members: (*stack)[:0]}
+	defer func() {
+		// The stack is scratch, empty again at the end; clearing it drops its references to this body's
+		// strings and values before another request takes it.
+		clear(p.members[:cap(p.members)])
+		if cap(p.members) <= maxPooledMembers {
+			*stack = p.members[:0]
+			memberStacks.Put(stack)
+		}
+	}()
 	p.space()
 	if p.i == len(p.s) {
 		return p.i, io.EOF
@@ -79,6 +90,16 @@ type parser struct {
 	strs    slab[structpb.Value_StringValue]
 	nums    slab[structpb.Value_NumberValue]
 }
+
+// memberStacks keeps parsers' member stacks for reuse: grown member by member, a single claim's
+// stack was five allocations and about 0.5 KB of each request's garbage. maxPooledMembers bounds what
+// one unusual body can pin for the life of the process.
+var memberStacks = sync.Pool{New: func() any {
+	s := make([]member, 0, 32)
+	return &s
+}}
+
+const maxPooledMembers = 1024
 
 // member is one name and value of a Struct being read.
 type member struct {

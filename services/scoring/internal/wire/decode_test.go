@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -335,4 +336,51 @@ func FuzzScoreRequestDecode(f *testing.F) {
 			checkDecode(t, ref, codec, body, newMsg)
 		}
 	})
+}
+
+// TestConcurrentDecodesKeepTheirOwnMessages: decoders running at once share the pool of member
+// stacks; every message read must still equal the reference's once all of them are done, so no
+// stack is handed out while in use, and clearing one touches no message.
+func TestConcurrentDecodesKeepTheirOwnMessages(t *testing.T) {
+	t.Parallel()
+	ref := reference(t)
+	codec := New(ref)
+	const workers, each = 8, 300
+	bodies := make([][][]byte, workers)
+	for w := range bodies {
+		g := &jsonGen{r: rand.New(rand.NewPCG(7, uint64(w)))}
+		for range each {
+			bodies[w] = append(bodies[w], g.body())
+		}
+	}
+	got := make([][]*scoringv1.ScoreRequest, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for _, body := range bodies[w] {
+				m := &scoringv1.ScoreRequest{}
+				if codec.Unmarshal(body, m) != nil {
+					m = nil
+				}
+				got[w] = append(got[w], m)
+			}
+		})
+	}
+	wg.Wait()
+	read := 0
+	for w := range workers {
+		for i, body := range bodies[w] {
+			want := &scoringv1.ScoreRequest{}
+			if ref.Unmarshal(body, want) != nil {
+				continue
+			}
+			read++
+			if !proto.Equal(got[w][i], want) {
+				t.Fatalf("worker %d, body %q:\n got %v\nwant %v", w, body, got[w][i], want)
+			}
+		}
+	}
+	if read < workers*each/10 {
+		t.Errorf("only %d of %d bodies were valid; the generator lost its way", read, workers*each)
+	}
 }
