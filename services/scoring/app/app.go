@@ -337,11 +337,10 @@ func gcPercent(procs int) int {
 // setMemoryLimit sets Go's soft memory limit to 90 % of the container's memory limit (cgroup), so
 // that the high GOGC cannot grow the heap into an out-of-memory kill when the live heap grows (records
 // piling up while PostgreSQL is away): near the limit the collector runs more often instead. Without
-// a container limit there is none; GOMEMLIMIT (or AUTOMEMLIMIT=off) in the environment wins.
+// a container limit there is none; GOMEMLIMIT (or AUTOMEMLIMIT=off) in the environment wins. A
+// limit that cannot be read leaves the process without one, which memlimit logs itself.
 func setMemoryLimit(log *slog.Logger) {
-	if _, err := memlimit.Set(memlimit.WithProvider(memlimit.FromCgroup), memlimit.WithLogger(log)); err != nil {
-		log.Warn("no soft memory limit from the container", "error", err)
-	}
+	_, _ = memlimit.Set(memlimit.WithProvider(memlimit.FromCgroup), memlimit.WithLogger(log))
 }
 
 // Main runs the service binary with its arguments ("serve" by default, or "migrate").

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -24,6 +25,7 @@ func TestFeedback(t *testing.T) {
 		key  string
 	}{
 		{"unknown request", with(fb, "request_id", "no-such-request"), key},
+		{"request id not in the form the service gave it", with(fb, "request_id", strings.ToUpper(rid)), key},
 		{"endpoint mismatch", with(fb, "endpoint", "reimbursement"), key},
 		{"unknown endpoint", with(fb, "endpoint", "dental"), key},
 		{"unknown outcome", with(fb, "observed_outcome", "sort of"), key},

@@ -170,16 +170,13 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	defer svc.Stop()
 	unlimitedAddr, unmeteredAddr := loadtest.FreeAddr(), loadtest.FreeAddr()
-	unlimited, err := loadtest.StartChild(roleVar, "service-unlimited", serviceEnv(unlimitedAddr, "", "", ""), placement...)
-	if err != nil {
-		return err
+	for role, addr := range map[string]string{"service-unlimited": unlimitedAddr, "service-unmetered": unmeteredAddr} {
+		twin, err := loadtest.StartChild(roleVar, role, serviceEnv(addr, "", "", ""), placement...)
+		if err != nil {
+			return err
+		}
+		defer twin.Stop()
 	}
-	defer unlimited.Stop()
-	unmetered, err := loadtest.StartChild(roleVar, "service-unmetered", serviceEnv(unmeteredAddr, "", "", ""), placement...)
-	if err != nil {
-		return err
-	}
-	defer unmetered.Stop()
 	plain, err := loadtest.StartChild(roleVar, "baseline", map[string]string{"BENCH_BASELINE_ADDR": baselineAddr}, placement...)
 	if err != nil {
 		return err

@@ -74,8 +74,8 @@ func (Unmetered) Admit(context.Context, string, meter.Plan, int) (meter.Ticket, 
 type Unlimited struct{ Meter *meter.Meter }
 
 // Admit admits the request without a limit.
-func (u Unlimited) Admit(_ context.Context, keyID string, _ meter.Plan, n int) (meter.Ticket, error) {
-	return u.Meter.Unlimited(keyID, n), nil
+func (u Unlimited) Admit(_ context.Context, _ string, _ meter.Plan, n int) (meter.Ticket, error) {
+	return u.Meter.Unlimited(n), nil
 }
 
 // NewScoring returns the service. upgradeURL is where a trial key that ran out of calls upgrades.

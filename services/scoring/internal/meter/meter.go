@@ -149,16 +149,16 @@ func (m *Meter) Admit(ctx context.Context, keyID string, plan Plan, n int) (Tick
 	if err != nil {
 		return Ticket{}, err
 	}
-	return Ticket{m: m, ks: ks, keyID: keyID, n: n}, nil
+	return Ticket{m: m, ks: ks, n: n}, nil
 }
 
-// Unlimited admits a request of n calls of keyID without a limit and without counting it: the
-// ticket's Commit queues the request records alone, and its Release does nothing. It is the "limits
-// and metering off" side of the benchmarks. The records stay because they are not metering's: the
+// Unlimited admits a request of n calls without a limit and without counting it: the ticket's
+// Commit queues the request records alone, and its Release does nothing. It is the "limits and
+// metering off" side of the benchmarks. The records stay because they are not metering's: the
 // feedback route checks request ids against them, so a service that neither limited nor metered
 // would still store them.
-func (m *Meter) Unlimited(keyID string, n int) Ticket {
-	return Ticket{m: m, keyID: keyID, n: n}
+func (m *Meter) Unlimited(n int) Ticket {
+	return Ticket{m: m, n: n}
 }
 
 // lockKey returns the key's state locked and moved to the period of now, with its persisted usage
@@ -206,10 +206,9 @@ func (m *Meter) lockKey(ctx context.Context, keyID string, now time.Time, load b
 // frees the slot on every path and a Commit before it bills. Keep a ticket in one variable: ending
 // two copies of it would free its slot twice.
 type Ticket struct {
-	m     *Meter    // nil once ended, and on the zero Ticket
-	ks    *keyState // nil on a ticket of Unlimited, which holds no slot and bills nothing
-	keyID string
-	n     int
+	m  *Meter    // nil once ended, and on the zero Ticket
+	ks *keyState // nil on a ticket of Unlimited, which holds no slot and bills nothing
+	n  int
 }
 
 // Release ends a request that billed nothing (it failed, or was not a 2xx).
@@ -240,7 +239,10 @@ func (t *Ticket) Commit(k int, recs ...RequestRecord) {
 	ks, m := t.ks, t.m
 	t.m, t.ks = nil, nil
 	month := monthOf(m.now())
-	calls := int64(0)
+	var (
+		keyID string // only a billed call needs it
+		calls int64
+	)
 	if ks != nil {
 		// The key's state counts the calls before the meter's buffer holds them, so that a flush
 		// taking the buffer in between never moves more out of ks.pending than it holds.
@@ -248,7 +250,7 @@ func (t *Ticket) Commit(k int, recs ...RequestRecord) {
 		ks.release(t.n)
 		ks.bill(k, month)
 		ks.mu.Unlock()
-		calls = int64(k)
+		keyID, calls = ks.keyID, int64(k)
 	}
 	// One record, the common case, is packed on the stack.
 	var one [1]Record
@@ -256,7 +258,7 @@ func (t *Ticket) Commit(k int, recs ...RequestRecord) {
 	if len(recs) > 1 {
 		packed = make([]Record, 0, len(recs))
 	}
-	m.enqueue(t.keyID, month, calls, m.pack(packed, recs))
+	m.enqueue(keyID, month, calls, m.pack(packed, recs))
 }
 
 // pack appends to dst the records of recs that the database would take, logging each one dropped.

@@ -681,7 +681,7 @@ func TestUnlimitedStoresRecordsAndCountsNothing(t *testing.T) {
 	trial := plan(t, "trial")
 	held := admit(t, m, key, trial, 1) // the trial's one request in flight
 	for i := range 10 {                // past the trial's burst of 5
-		tk := m.Unlimited(key, 1)
+		tk := m.Unlimited(1)
 		if i%2 == 0 {
 			tk.Release()
 			continue

@@ -92,7 +92,7 @@ type parser struct {
 }
 
 // memberStacks keeps parsers' member stacks for reuse: grown member by member, a single claim's
-// stack was five allocations and about 0.5 KB of each request's garbage. maxPooledMembers bounds what
+// stack was five allocations and about 0.7 KB of each request's garbage. maxPooledMembers bounds what
 // one unusual body can pin for the life of the process.
 var memberStacks = sync.Pool{New: func() any {
 	s := make([]member, 0, 32)
