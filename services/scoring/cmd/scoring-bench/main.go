@@ -40,6 +40,7 @@ import (
 type options struct {
 	adminURL, natsURL string
 	d                 time.Duration
+	warmup            time.Duration // closed loop on each path before anything is measured; 0: d/4
 	workers           int
 	rate, baseRate    float64 // open-loop rates of the service and the baseline; 0: half of the measured maximum
 	rounds            int
@@ -57,6 +58,7 @@ type options struct {
 func main() {
 	o := options{serviceEnv: map[string]string{}}
 	flag.DurationVar(&o.d, "duration", 10*time.Second, "length of each measured run")
+	flag.DurationVar(&o.warmup, "warmup", 0, "closed-loop warm-up of each path before the measured runs (default: a quarter of -duration)")
 	flag.IntVar(&o.workers, "workers", 16, "concurrent clients of the closed-loop runs")
 	flag.StringVar(&o.adminURL, "pg", envOr("PGTEST_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "PostgreSQL admin URL")
 	flag.Float64Var(&o.rate, "rate", 0, "rate of the service's open-loop runs (default: half its measured maximum)")
@@ -104,7 +106,7 @@ func main() {
 		cpus := "0"
 		if *placement == "spread" {
 			// Two Ps: a garbage collection's mark worker or the usage flush's encoding runs on one while
-			// requests go on on the other. With one P they wait (see README, "Performance").
+			// requests go on on the other. With one P they wait (see PERFORMANCE.md).
 			cpus, o.where = "0-1", "service and baseline on CPUs 0-1 (GOMAXPROCS=2), load and PostgreSQL's sessions of the run on CPU 1"
 		}
 		o.placement = append(o.placement, loadtest.WithCPUs(cpus))
@@ -219,8 +221,16 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 
 	fmt.Fprintf(out, "scoring-bench: %d workers, %s per run, %s (load GOMAXPROCS=%d)\n", workers, d, o.where, runtime.GOMAXPROCS(0))
-	loadtest.ClosedLoop(ctx, client, plainReq, workers, d/4) // warm both paths up
-	loadtest.ClosedLoop(ctx, client, gatewayReq, workers, d/4)
+	// Warm both paths up. An experiment on garbage collection needs the service's heap grown to its
+	// steady size first: until then it allocates fresh pages, whose faults cost as much as the
+	// collections saved. At GOGC 3,200 the heap was still growing, to 580 MB, through the whole of an
+	// open-loop round that followed the default warm-up (gctrace, 2026-11-26); -warmup 15s reaches it.
+	warmup := o.warmup
+	if warmup <= 0 {
+		warmup = d / 4
+	}
+	loadtest.ClosedLoop(ctx, client, plainReq, workers, warmup)
+	loadtest.ClosedLoop(ctx, client, gatewayReq, workers, warmup)
 	// The service's database would run on a host of its own: PostgreSQL's processes for the run's
 	// sessions go to the load's core. On the service's core, a usage flush's COPY (tens of
 	// milliseconds of the server's CPU a second) stalled the service. With them anywhere, the
