@@ -9,7 +9,6 @@ import (
 
 	"github.com/trustlayer/trustlayer/services/scoring/app"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/api"
-	"github.com/trustlayer/trustlayer/services/scoring/internal/meter"
 )
 
 // BenchmarkScoreOverHTTP sends POST /v1/score through the whole service: HTTP server, gateway,
@@ -24,12 +23,8 @@ func BenchmarkScoreOverHTTP(b *testing.B) {
 		adjust func(*app.Config)
 	}{
 		{"metering_on", nil},
-		{"metering_off", func(c *app.Config) {
-			c.Limiter = func(m *meter.Meter) api.Limiter { return api.Unlimited{Meter: m} }
-		}},
-		{"records_off", func(c *app.Config) {
-			c.Limiter = func(*meter.Meter) api.Limiter { return api.Unmetered{} }
-		}},
+		{"metering_off", func(c *app.Config) { c.Limiter = api.NewUnlimited }},
+		{"records_off", func(c *app.Config) { c.Limiter = api.NewUnmetered }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			// At warn, as scoring-bench runs it: no access or decision log line per request.

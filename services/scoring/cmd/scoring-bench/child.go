@@ -12,7 +12,6 @@ import (
 	"github.com/trustlayer/trustlayer/services/scoring/app"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/api"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/decision"
-	"github.com/trustlayer/trustlayer/services/scoring/internal/meter"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/model"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/policysignal"
 )
@@ -65,9 +64,9 @@ func serveRole(ctx context.Context) (bool, error) {
 		var adjust func(*app.Config)
 		switch role {
 		case "service-unlimited":
-			adjust = func(c *app.Config) { c.Limiter = func(m *meter.Meter) api.Limiter { return api.Unlimited{Meter: m} } }
+			adjust = func(c *app.Config) { c.Limiter = api.NewUnlimited }
 		case "service-unmetered":
-			adjust = func(c *app.Config) { c.Limiter = func(*meter.Meter) api.Limiter { return api.Unmetered{} } }
+			adjust = func(c *app.Config) { c.Limiter = api.NewUnmetered }
 		}
 		return true, app.MainWith(ctx, nil, os.Getenv, os.Stdout, adjust)
 	case "baseline":

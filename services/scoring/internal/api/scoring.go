@@ -73,6 +73,12 @@ func (Unmetered) Admit(context.Context, string, meter.Plan, int) (meter.Ticket, 
 // records are the feedback route's. The service itself never uses it.
 type Unlimited struct{ Meter *meter.Meter }
 
+// NewUnmetered and NewUnlimited are the two "off" limiters in the form app.Config.Limiter takes.
+func NewUnmetered(*meter.Meter) Limiter { return Unmetered{} }
+
+// NewUnlimited returns Unlimited{Meter: m}.
+func NewUnlimited(m *meter.Meter) Limiter { return Unlimited{Meter: m} }
+
 // Admit admits the request without a limit.
 func (u Unlimited) Admit(_ context.Context, _ string, _ meter.Plan, n int) (meter.Ticket, error) {
 	return u.Meter.Unlimited(n), nil

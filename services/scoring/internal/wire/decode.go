@@ -55,8 +55,8 @@ func decodeRequest(src string, v any) (end int, err error) {
 	defer func() {
 		// The stack is scratch, empty again at the end; clearing it drops its references to this body's
 		// strings and values before another request takes it.
-		clear(p.members[:cap(p.members)])
 		if cap(p.members) <= maxPooledMembers {
+			clear(p.members[:cap(p.members)])
 			*stack = p.members[:0]
 			memberStacks.Put(stack)
 		}
