@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-MODULES  := pkg proto services/verification services/scoring services/ingestion e2e
+MODULES  := pkg pkg/loadtest proto services/verification services/scoring services/ingestion e2e
 PACKAGES := $(foreach m,$(MODULES),./$(m)/...)
 SERVICES := verification scoring ingestion
 BIN      := bin

@@ -18,6 +18,7 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/stripe/stripe-go/v85 v85.0.0
 	github.com/trustlayer/trustlayer/pkg v0.0.0
+	github.com/trustlayer/trustlayer/pkg/loadtest v0.0.0
 	github.com/trustlayer/trustlayer/proto v0.0.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
@@ -141,5 +142,6 @@ require (
 
 replace (
 	github.com/trustlayer/trustlayer/pkg => ../../pkg
+	github.com/trustlayer/trustlayer/pkg/loadtest => ../../pkg/loadtest
 	github.com/trustlayer/trustlayer/proto => ../../proto
 )

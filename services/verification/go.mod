@@ -10,6 +10,7 @@ require (
 	github.com/nats-io/nats.go v1.55.0
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/trustlayer/trustlayer/pkg v0.0.0
+	github.com/trustlayer/trustlayer/pkg/loadtest v0.0.0
 	github.com/trustlayer/trustlayer/proto v0.0.0
 	golang.org/x/mod v0.42.0
 	google.golang.org/grpc v1.85.0
@@ -95,5 +96,6 @@ require (
 
 replace (
 	github.com/trustlayer/trustlayer/pkg => ../../pkg
+	github.com/trustlayer/trustlayer/pkg/loadtest => ../../pkg/loadtest
 	github.com/trustlayer/trustlayer/proto => ../../proto
 )
