@@ -2,11 +2,12 @@
 # `make run`: the whole stack on this machine without Docker.
 #
 #   1. PostgreSQL and NATS (JetStream): used if already running, otherwise started (deps.sh)
-#   2. databases verification, scoring and ingestion, created when missing
+#   2. the database each <SVC>_DATABASE_URL names (default: verification, scoring and ingestion on
+#      the local PostgreSQL), created when missing
 #   3. the three services, built with version stamps into .local/bin and started in the background
 #   4. waits; Ctrl-C (or TERM to the process group) stops the services, then whatever step 1 started
 #
-# Configuration passes through from the environment (names in shared/DESIGN.md, "API surface");
+# Configuration passes through from the environment (names in README.md, "Ports and configuration");
 # the defaults below fill what is unset. An admin token that is not set is generated and printed.
 # Also read: PGPORT (default 5432), NATS_PORT (default 4222), LOCAL_DIR (default .local),
 # RUN_HEALTH_TIMEOUT (seconds to wait for /healthz, default 60).
@@ -131,19 +132,38 @@ ensure_pdftotext
 ensure_pg_client
 
 # ---------------------------------------------------------------------------------------------
-# 2. Databases
+# 2. Databases: the one each *_DATABASE_URL names, created when missing
 # ---------------------------------------------------------------------------------------------
-# -w: never prompt for a password (a prompt would hang a non-interactive run). PGPASSWORD, if the
-# caller set one, still applies.
-if ! psql -w -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres -tAc 'SELECT 1' >/dev/null 2>&1; then
-  echo "run: cannot connect to PostgreSQL at 127.0.0.1:$PGPORT as user postgres without a password." >&2
-  echo "run: allow it (pg_hba.conf: host all all 127.0.0.1/32 trust) or export PGPASSWORD." >&2
-  exit 1
-fi
-for db in "${SERVICES[@]}"; do
-  if ! psql -w -h 127.0.0.1 -p "$PGPORT" -U postgres -d postgres -tAc \
-    "SELECT 1 FROM pg_database WHERE datname='$db'" | grep -q 1; then
-    createdb -w -h 127.0.0.1 -p "$PGPORT" -U postgres "$db"
+for svc in "${SERVICES[@]}"; do
+  v=$(prefix "$svc")_DATABASE_URL
+  export "$v=${!v:-postgres://postgres@127.0.0.1:$PGPORT/$svc?sslmode=disable}"
+done
+
+# The maintenance URL of a database URL: the same server, user and parameters, database "postgres".
+maintenance_url() { sed -E 's#^(postgres(ql)?://[^/?]*)(/[^?]*)?#\1/postgres#' <<<"$1"; }
+# The database a URL names (its path; URL escapes are not expected in a database name).
+database_name() { sed -E 's#^postgres(ql)?://[^/?]*/?([^?]*).*$#\2#' <<<"$1"; }
+
+for svc in "${SERVICES[@]}"; do
+  v=$(prefix "$svc")_DATABASE_URL
+  url=${!v}
+  db=$(database_name "$url")
+  if [ -z "$db" ]; then
+    echo "run: $v names no database (${url%%\?*}); give it one, e.g. .../$svc" >&2
+    exit 1
+  fi
+  admin=$(maintenance_url "$url")
+  # -w: never prompt for a password (a prompt would hang a non-interactive run); a password in the
+  # URL or PGPASSWORD still applies. :'db' and :"db" are psql's quoting of a literal and a name.
+  if ! exists=$(psql -w -X -q -tA -v ON_ERROR_STOP=1 -v db="$db" "$admin" 2>&1 <<<"SELECT 1 FROM pg_database WHERE datname = :'db'"); then
+    echo "run: cannot connect to the PostgreSQL of $v as its user, without a password prompt:" >&2
+    echo "run:   ${exists##*FATAL:  }" >&2
+    echo "run: allow it (pg_hba.conf: host all all 127.0.0.1/32 trust), put the password in the URL or export PGPASSWORD." >&2
+    exit 1
+  fi
+  if [ "$exists" != 1 ]; then
+    psql -w -X -q -v ON_ERROR_STOP=1 -v db="$db" "$admin" <<<'CREATE DATABASE :"db"' ||
+      { echo "run: could not create database $db for $v (does its user have CREATEDB?)" >&2; exit 1; }
     log "created database $db"
   fi
 done
@@ -176,8 +196,6 @@ for svc in "${SERVICES[@]}"; do
   export "$v=${!v:-127.0.0.1:${DEFAULT_HTTP[$svc]}}"
   v=${p}_GRPC_ADDR
   export "$v=${!v:-127.0.0.1:${DEFAULT_GRPC[$svc]}}"
-  v=${p}_DATABASE_URL
-  export "$v=${!v:-postgres://postgres@127.0.0.1:$PGPORT/$svc?sslmode=disable}"
   v=${p}_ADMIN_TOKEN
   if [ -z "${!v:-}" ]; then
     export "$v=$(random_hex)"
