@@ -260,6 +260,8 @@ for svc in "${SERVICES[@]}"; do
 done
 echo
 echo "PostgreSQL 127.0.0.1:$PGPORT (user postgres)   NATS $NATS_URL"
+echo "MCP endpoint (scoring): ${HTTP_URL[scoring]}/mcp   API descriptions: <HTTP>/openapi.json"
+echo "First calls to try: README.md, section \"First calls\""
 echo "Press Ctrl-C to stop."
 
 # `wait` returns as soon as a trapped signal arrives, so Ctrl-C is handled at once. It also returns
