@@ -20,7 +20,7 @@ import (
 // channel runs every call on a goroutine of its own behind channels and strips the context's values.
 // Calling on the caller's goroutine raised POST /v1/score from 0.54-0.75x to 0.79x of the plain
 // baseline's throughput and cut its open-loop p99 at 4,300 requests/s from 9-15 ms to 7-8 ms
-// (scoring-bench, services/scoring/PERFORMANCE.md).
+// (scoring-bench, docs/performance.md).
 type inProcess struct {
 	services    map[string]registered
 	interceptor grpc.UnaryServerInterceptor

@@ -32,7 +32,7 @@ const scopeName = "github.com/trustlayer/trustlayer/pkg/serve"
 // used first. otelhttp builds, sorts and hashes each request's metric attribute set anew, grows the
 // span's attribute slice when it adds the response's attributes, and wraps the writer twice: a
 // fifth of POST /v1/score's CPU, and with it twice the baseline's share of open-loop requests
-// slower than 5 ms (scoring-bench; services/scoring/PERFORMANCE.md, session 8). Here the metric
+// slower than 5 ms (scoring-bench; docs/performance.md). Here the metric
 // attribute sets are built once per route, method and status, and one writer wrapper serves the
 // span, the metrics and the log.
 type observer struct {

@@ -133,7 +133,7 @@ func New(cfg Config) (*Server, error) {
 	// The gateway calls the services in process, through the same interceptors (error mapping,
 	// recovery, authentication) and with the same metadata a gRPC caller's request has, but without a
 	// loopback HTTP/2 connection: serialising each call twice, HTTP/2 framing and the socket writes cost
-	// three quarters of a scoring request's CPU (profile in services/scoring/PERFORMANCE.md). The access
+	// three quarters of a scoring request's CPU (profile in docs/performance.md). The access
 	// log is the HTTP server's, so the gRPC call log is not in this chain.
 	// The HTTP request's span (observer) is the call's span: the handler runs in the request's context.
 	s.inproc = newInProcess(chainUnary(unary))

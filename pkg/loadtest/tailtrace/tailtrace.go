@@ -1,7 +1,7 @@
 // Package tailtrace explains the slow requests of an open-loop run with an execution trace of the
 // server taken during the same run: which garbage-collection mark phases overlapped each burst of slow
 // requests, and which goroutines held the processors meanwhile. It is how the scoring service's
-// open-loop tail was taken apart (services/scoring/PERFORMANCE.md, session 10).
+// open-loop tail was taken apart (docs/performance.md, "Known limits").
 //
 // Latencies are measured by the load generator and the trace by the server, in two processes: the
 // trace's clock snapshots (Go 1.25 and later) turn its timestamps into wall time, and the requests
