@@ -62,6 +62,7 @@ type Service struct {
 	Env      map[string]string
 	Logs     *Logs
 	stop     func()
+	runErr   error
 }
 
 // Start boots the service with env and runs it until the test ends (or Stop). The streams it made in
@@ -75,10 +76,14 @@ func Start(t testing.TB, env map[string]string, boot Boot) *Service {
 		cancel()
 		t.Fatal(err)
 	}
+	s := &Service{
+		t: t, URL: "http://" + p.Server.HTTPAddr(), GRPCAddr: p.Server.GRPCAddr(), Platform: p,
+		Pool: p.Pool, Bus: p.Bus, Env: env, Logs: logs,
+	}
 	done := make(chan struct{})
-	go func() { _ = p.Run(ctx); close(done) }()
+	go func() { s.runErr = p.Run(ctx); close(done) }()
 	var once sync.Once
-	stop := func() {
+	s.stop = func() {
 		once.Do(func() {
 			cancel()
 			<-done
@@ -86,15 +91,16 @@ func Start(t testing.TB, env map[string]string, boot Boot) *Service {
 			p.Close()
 		})
 	}
-	t.Cleanup(stop)
-	return &Service{
-		t: t, URL: "http://" + p.Server.HTTPAddr(), GRPCAddr: p.Server.GRPCAddr(), Platform: p,
-		Pool: p.Pool, Bus: p.Bus, Env: env, Logs: logs, stop: stop,
-	}
+	t.Cleanup(s.stop)
+	return s
 }
 
-// Stop drains and stops the service now (it is also stopped when the test ends).
-func (s *Service) Stop() { s.stop() }
+// Stop drains and stops the service now (it is also stopped when the test ends) and returns what
+// the service's Run returned: nil for a clean stop.
+func (s *Service) Stop() error {
+	s.stop()
+	return s.runErr
+}
 
 func deleteStreams(b *bus.Bus) {
 	ctx := context.Background()
