@@ -25,11 +25,11 @@ import (
 	"github.com/trustlayer/trustlayer/services/verification/internal/api"
 	"github.com/trustlayer/trustlayer/services/verification/internal/feeds"
 	"github.com/trustlayer/trustlayer/services/verification/internal/identity"
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
 	"github.com/trustlayer/trustlayer/services/verification/internal/intelwire"
+	"github.com/trustlayer/trustlayer/services/verification/internal/organizations"
 	"github.com/trustlayer/trustlayer/services/verification/internal/readcache"
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"
-	"github.com/trustlayer/trustlayer/services/verification/internal/tenancy"
 	"github.com/trustlayer/trustlayer/services/verification/internal/web"
 	"github.com/trustlayer/trustlayer/services/verification/internal/webhookwire"
 )
@@ -106,7 +106,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		gateway.WithIncomingHeaders(auth.AdminHeader),
 		gateway.WithCodec(r.answers.Codec))
 	spec.Unary = func(p *platform.Platform) []grpc.UnaryServerInterceptor {
-		tenants := tenancy.NewService(store.New(p.Pool))
+		tenants := organizations.NewService(store.NewOrganizations(p.Pool))
 		r.keys = identity.NewKeys(api.KeyLookup(tenants), identity.DefaultKeyTTL)
 		// The caches of keys and of server heads are used only while this listener (one connection
 		// for both) hears every revocation and every change of a server's row.
@@ -126,7 +126,7 @@ func ConfigVars() []string {
 
 // Register adds the service's APIs and loops to an opened platform.
 func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
-	var tenantStore tenancy.Store = store.New(p.Pool)
+	var tenantStore organizations.Store = store.NewOrganizations(p.Pool)
 	var intelOpts []intelwire.Option
 	if cfg.reads != nil {
 		// The heads are live only while the listener started by LoadConfig's spec.Unary listens.
@@ -136,7 +136,7 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 			tenantStore = api.ForgetOnRevoke(tenantStore, cfg.reads.keys)
 		}
 	}
-	tenants := tenancy.NewService(tenantStore)
+	tenants := organizations.NewService(tenantStore)
 	if err := p.Server.Register(&verificationv1.OrganizationService_ServiceDesc, api.NewOrganizations(tenants),
 		serve.Gateway(verificationv1.RegisterOrganizationServiceHandlerClient, verificationv1.NewOrganizationServiceClient)); err != nil {
 		return err
@@ -147,18 +147,18 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 	if err := intelwire.Register(ctx, p, cfg.Intel, intelOpts...); err != nil {
 		return err
 	}
-	if err := webhookwire.Register(ctx, p, cfg.Webhooks, serverCatalog{store.NewRegistry(p.Pool)}); err != nil {
+	if err := webhookwire.Register(ctx, p, cfg.Webhooks, serverCatalog{store.NewIntelligence(p.Pool)}); err != nil {
 		return err
 	}
 	return registerFeeds(ctx, cfg, p)
 }
 
 // serverCatalog tells the watch routes which servers the registry sync knows.
-type serverCatalog struct{ registry *store.Registry }
+type serverCatalog struct{ registry *store.Intelligence }
 
 func (c serverCatalog) Exists(ctx context.Context, namespace, name string) (bool, error) {
-	_, err := c.registry.ServerID(ctx, intel.ServerKey{Namespace: namespace, Name: name})
-	if errors.Is(err, intel.ErrServerNotFound) {
+	_, err := c.registry.ServerID(ctx, intelligence.ServerKey{Namespace: namespace, Name: name})
+	if errors.Is(err, intelligence.ErrServerNotFound) {
 		return false, nil
 	}
 	return err == nil, err

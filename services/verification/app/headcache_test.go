@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel/registryfixture"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence/registryfixture"
 )
 
 // setChangeCountSilently sets a server's change_count without firing migration 00007's triggers

@@ -12,7 +12,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel/registryfixture"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence/registryfixture"
 )
 
 // receiver records the webhook requests it gets.

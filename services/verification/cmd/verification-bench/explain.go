@@ -13,9 +13,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
+	"github.com/trustlayer/trustlayer/services/verification/internal/organizations"
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"
-	"github.com/trustlayer/trustlayer/services/verification/internal/tenancy"
 )
 
 // The plans are those of the service's own statements: the store's methods run here against the
@@ -194,7 +194,7 @@ func explainReads(ctx context.Context, dbURL string, spec seedSpec, apiKey strin
 	}
 	defer conn.Close(context.Background())
 
-	reg := store.NewRegistry(pool)
+	reg := store.NewIntelligence(pool)
 	key, long := benchKey(spec, spec.Servers/3), benchKey(spec, spec.Servers)
 	var id, longID uuid.UUID
 	if id, err = reg.ServerID(ctx, key); err != nil {
@@ -207,7 +207,7 @@ func explainReads(ctx context.Context, dbURL string, spec seedSpec, apiKey strin
 	}
 	cases := []explainCase{
 		{name: "bearer key (cache miss)", call: func(ctx context.Context) error {
-			_, _, err := tenancy.NewService(store.New(pool)).Authenticate(ctx, apiKey)
+			_, _, err := organizations.NewService(store.NewOrganizations(pool)).Authenticate(ctx, apiKey)
 			return err
 		}},
 		{name: "server head (cache miss)", call: func(ctx context.Context) error { _, err := reg.ServerHead(ctx, key); return err }},
@@ -228,43 +228,43 @@ func explainReads(ctx context.Context, dbURL string, spec seedSpec, apiKey strin
 		{name: "server state (compare)", call: func(ctx context.Context) error { _, err := reg.Server(ctx, key); return err }},
 		{name: "server id (history, changes; head cache miss)", call: func(ctx context.Context) error { _, err := reg.ServerID(ctx, key); return err }},
 		{name: "history page 1, limit 20", call: func(ctx context.Context) error {
-			_, _, err := reg.History(ctx, id, intel.Page{Limit: 20})
+			_, _, err := reg.History(ctx, id, intelligence.Page{Limit: 20})
 			return err
 		}},
 		{name: "feed page 1, limit 100", call: func(ctx context.Context) error {
-			_, _, err := reg.Changes(ctx, intel.ChangeFilter{}, intel.Page{Limit: 100})
+			_, _, err := reg.Changes(ctx, intelligence.ChangeFilter{}, intelligence.Page{Limit: 100})
 			return err
 		}},
 		{name: "feed deep page, limit 100", call: func(ctx context.Context) error {
-			_, _, err := reg.Changes(ctx, intel.ChangeFilter{}, intel.Page{Limit: 100, Cursor: feedDeep})
+			_, _, err := reg.Changes(ctx, intelligence.ChangeFilter{}, intelligence.Page{Limit: 100, Cursor: feedDeep})
 			return err
 		}},
 		{name: "high-risk feed page 1", call: func(ctx context.Context) error {
-			_, _, err := reg.Changes(ctx, intel.ChangeFilter{HighRiskOnly: true}, intel.Page{Limit: 50})
+			_, _, err := reg.Changes(ctx, intelligence.ChangeFilter{HighRiskOnly: true}, intelligence.Page{Limit: 50})
 			return err
 		}},
 		{name: "feed by type page 1", call: func(ctx context.Context) error {
-			_, _, err := reg.Changes(ctx, intel.ChangeFilter{Type: intel.RemoteHostChanged}, intel.Page{Limit: 50})
+			_, _, err := reg.Changes(ctx, intelligence.ChangeFilter{Type: intelligence.RemoteHostChanged}, intelligence.Page{Limit: 50})
 			return err
 		}},
 		// The generic-plan risk of the feed by type: a connection that served pages of a common type
 		// (version_bump, half of the seeded changes) and then gets a type no change has. A generic plan
 		// that walked the seq index backwards filtering on the type would read every change.
 		{name: "feed by absent type after common", call: func(ctx context.Context) error {
-			_, _, err := reg.Changes(ctx, intel.ChangeFilter{Type: intel.StatusDeleted}, intel.Page{Limit: 50})
+			_, _, err := reg.Changes(ctx, intelligence.ChangeFilter{Type: intelligence.StatusDeleted}, intelligence.Page{Limit: 50})
 			return err
 		}, warm: func(ctx context.Context) error {
-			_, _, err := reg.Changes(ctx, intel.ChangeFilter{Type: intel.VersionBump}, intel.Page{Limit: 50})
+			_, _, err := reg.Changes(ctx, intelligence.ChangeFilter{Type: intelligence.VersionBump}, intelligence.Page{Limit: 50})
 			return err
 		}},
 		{name: "server changes page 1", call: func(ctx context.Context) error {
-			_, _, err := reg.Changes(ctx, intel.ChangeFilter{ServerID: id}, intel.Page{Limit: 20})
+			_, _, err := reg.Changes(ctx, intelligence.ChangeFilter{ServerID: id}, intelligence.Page{Limit: 20})
 			return err
 		}},
 	}
 	if spec.Long > 0 {
 		cases = append(cases, explainCase{name: "long history deep page, limit 100", call: func(ctx context.Context) error {
-			_, _, err := reg.History(ctx, longID, intel.Page{Limit: 100, Cursor: historyDeep})
+			_, _, err := reg.History(ctx, longID, intelligence.Page{Limit: 100, Cursor: historyDeep})
 			return err
 		}})
 	}

@@ -179,7 +179,7 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "seeded %d servers, %d snapshots (history rows), %d changes in %s (checked against intel.Diff)\n",
+	fmt.Fprintf(out, "seeded %d servers, %d snapshots (history rows), %d changes in %s (checked against intelligence.Diff)\n",
 		st.Servers, st.Snapshots, st.Changes, st.Elapsed.Round(100*time.Millisecond))
 	t := time.Now()
 	if err := pgbenchInit(ctx, pgbench, dbURL, c.pgbenchScale); err != nil {

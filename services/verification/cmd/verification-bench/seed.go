@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
 )
 
 // seedSpec is the size of the registry history the bench writes.
@@ -39,7 +39,7 @@ const (
 	phHost    = "benchremote.example.com"
 )
 
-// serverTemplate returns the canonical server.json (the form intel.DecodeServer stores) of a typical
+// serverTemplate returns the canonical server.json (the form intelligence.DecodeServer stores) of a typical
 // registry entry, like registryfixture.Server's, with placeholders for name, version and remote host.
 func serverTemplate() (string, error) {
 	raw, err := json.Marshal(map[string]any{
@@ -64,7 +64,7 @@ func serverTemplate() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s, err := intel.DecodeServer(raw)
+	s, err := intelligence.DecodeServer(raw)
 	if err != nil {
 		return "", err
 	}
@@ -76,8 +76,8 @@ func serverTemplate() (string, error) {
 // version in turn: snapshot k of a server is version 1.<k/100>.<k%100> with its npm package at the
 // same version, and every 25th release moves the remote to another host. Each release after the
 // first is two changes (version_bump, package_version_changed; low), three with the move
-// (remote_host_changed; high), in the order intel.Diff reports them; checkSeed compares a sample with
-// intel.Diff. Observations are spread evenly over Span and interleaved across servers, so that seq
+// (remote_host_changed; high), in the order intelligence.Diff reports them; checkSeed compares a sample with
+// intelligence.Diff. Observations are spread evenly over Span and interleaved across servers, so that seq
 // (the keyset of every page) follows time as it does in production and a server's history is spread
 // over the table. Ids are UUIDv7-shaped (time first), like uuid.NewV7's: the primary keys are
 // appended to, as in production.
@@ -394,16 +394,16 @@ func seed(ctx context.Context, dbURL string, spec seedSpec) (seedStats, error) {
 }
 
 // benchKey returns the key of the i-th seeded server: ordinary ones first, then the long ones.
-func benchKey(spec seedSpec, i int) intel.ServerKey {
+func benchKey(spec seedSpec, i int) intelligence.ServerKey {
 	if i < spec.Servers {
-		return intel.ServerKey{Namespace: fmt.Sprintf("io.bench.o%d", i%500), Name: fmt.Sprintf("server-%06d", i)}
+		return intelligence.ServerKey{Namespace: fmt.Sprintf("io.bench.o%d", i%500), Name: fmt.Sprintf("server-%06d", i)}
 	}
-	return intel.ServerKey{Namespace: "io.bench.busy", Name: fmt.Sprintf("busy-%d", i-spec.Servers)}
+	return intelligence.ServerKey{Namespace: "io.bench.busy", Name: fmt.Sprintf("busy-%d", i-spec.Servers)}
 }
 
 // checkSeed compares a sample of the seed with what the sync itself would have written: each
 // snapshot's server.json decodes to the same canonical text with the same content hash, each
-// release's change rows are intel.Diff of its two snapshots, and the server row's pointers and
+// release's change rows are intelligence.Diff of its two snapshots, and the server row's pointers and
 // counters match its rows.
 func checkSeed(ctx context.Context, conn *pgx.Conn, spec seedSpec) error {
 	sample := []int{0, spec.Servers / 2, spec.Servers - 1}
@@ -419,7 +419,7 @@ func checkSeed(ctx context.Context, conn *pgx.Conn, spec seedSpec) error {
 	return nil
 }
 
-func checkServer(ctx context.Context, conn *pgx.Conn, key intel.ServerKey) error {
+func checkServer(ctx context.Context, conn *pgx.Conn, key intelligence.ServerKey) error {
 	var id, current, latest string
 	var changeCount, highCount int64
 	if err := conn.QueryRow(ctx, `
@@ -436,39 +436,39 @@ SELECT id::text, status, content_hash, server_json::text FROM intel_snapshots WH
 	type snap struct {
 		id  string
 		raw string
-		s   intel.Snapshot
+		s   intelligence.Snapshot
 	}
 	var snaps []snap
 	var sid, status, hash, raw string
 	if _, err := pgx.ForEachRow(rows, []any{&sid, &status, &hash, &raw}, func() error {
-		srv, err := intel.DecodeServer([]byte(raw))
+		srv, err := intelligence.DecodeServer([]byte(raw))
 		if err != nil {
 			return fmt.Errorf("snapshot %s: %w", sid, err)
 		}
 		if string(srv.JSON) != raw || srv.Key != key {
 			return fmt.Errorf("snapshot %s: got %s, want the canonical server.json of %s", sid, raw, key)
 		}
-		if got := intel.ContentHash(srv, status); got != hash {
+		if got := intelligence.ContentHash(srv, status); got != hash {
 			return fmt.Errorf("snapshot %s: content hash %s, want %s", sid, hash, got)
 		}
-		snaps = append(snaps, snap{sid, raw, intel.Snapshot{Status: status, Server: srv}})
+		snaps = append(snaps, snap{sid, raw, intelligence.Snapshot{Status: status, Server: srv}})
 		return nil
 	}); err != nil {
 		return err
 	}
 	for i := 1; i < len(snaps); i++ {
-		want := intel.Diff(snaps[i-1].s, snaps[i].s)
+		want := intelligence.Diff(snaps[i-1].s, snaps[i].s)
 		rows, err := conn.Query(ctx, `
 SELECT field, old_value, new_value, change_type, risk, summary FROM intel_changes
 WHERE server_id = $1 AND to_snapshot_id = $2 AND from_snapshot_id = $3 ORDER BY seq`, id, snaps[i].id, snaps[i-1].id)
 		if err != nil {
 			return err
 		}
-		got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (intel.FieldChange, error) {
-			var c intel.FieldChange
+		got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (intelligence.FieldChange, error) {
+			var c intelligence.FieldChange
 			var t, risk string
 			err := r.Scan(&c.Field, &c.Old, &c.New, &t, &risk, &c.Summary)
-			c.Type, c.Risk = intel.ChangeType(t), intel.Risk(risk)
+			c.Type, c.Risk = intelligence.ChangeType(t), intelligence.Risk(risk)
 			return c, err
 		})
 		if err != nil {

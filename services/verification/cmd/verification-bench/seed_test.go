@@ -12,7 +12,7 @@ import (
 
 // TestSeedMatchesTheSync seeds a small registry history and runs the checks the bench runs after its
 // seed: the schema is unchanged, no reference dangles, and a sample of servers has the snapshots,
-// content hashes, classified changes (intel.Diff), pointers and counters the sync would have written.
+// content hashes, classified changes (intelligence.Diff), pointers and counters the sync would have written.
 func TestSeedMatchesTheSync(t *testing.T) {
 	t.Parallel()
 	dbURL := pgtest.NewDatabase(t)

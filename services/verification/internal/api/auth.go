@@ -15,7 +15,7 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/apierror"
 	"github.com/trustlayer/trustlayer/pkg/auth"
 	"github.com/trustlayer/trustlayer/services/verification/internal/identity"
-	"github.com/trustlayer/trustlayer/services/verification/internal/tenancy"
+	"github.com/trustlayer/trustlayer/services/verification/internal/organizations"
 )
 
 // Authentication failures of bearer routes: a plain-string detail, as Document 1 ("Errors") has for
@@ -34,7 +34,7 @@ const (
 // (X-Admin-Token), every other service a bearer API key, whose caller it puts in the context
 // (identity.From). Methods of other packages (build info, health) pass. Every bearer request reads the
 // database; the service itself uses AuthenticateCached.
-func Authenticate(adminToken string, tenants *tenancy.Service) grpc.UnaryServerInterceptor {
+func Authenticate(adminToken string, tenants *organizations.Service) grpc.UnaryServerInterceptor {
 	return authenticate(adminToken, KeyLookup(tenants))
 }
 
@@ -44,9 +44,9 @@ func AuthenticateCached(adminToken string, keys *identity.Keys) grpc.UnaryServer
 	return authenticate(adminToken, keys.Authenticate)
 }
 
-// KeyLookup is tenancy's bearer-key check as an identity.Lookup: tenancy.ErrUnauthenticated for an
+// KeyLookup is tenancy's bearer-key check as an identity.Lookup: organizations.ErrUnauthenticated for an
 // unknown or revoked key.
-func KeyLookup(tenants *tenancy.Service) identity.Lookup {
+func KeyLookup(tenants *organizations.Service) identity.Lookup {
 	return func(ctx context.Context, token string) (identity.Caller, error) {
 		key, org, err := tenants.Authenticate(ctx, token)
 		if err != nil {
@@ -78,7 +78,7 @@ func authenticate(adminToken string, lookup identity.Lookup) grpc.UnaryServerInt
 			return nil, errMissingBearer
 		}
 		caller, err := lookup(ctx, token)
-		if errors.Is(err, tenancy.ErrUnauthenticated) {
+		if errors.Is(err, organizations.ErrUnauthenticated) {
 			return nil, errInvalidBearer
 		}
 		if err != nil {
@@ -91,12 +91,12 @@ func authenticate(adminToken string, lookup identity.Lookup) grpc.UnaryServerInt
 // ForgetOnRevoke returns st, which makes keys forget every cached lookup as soon as a revocation
 // through it commits: the revoking replica refuses the key from the route's answer on, without
 // waiting for its own notification.
-func ForgetOnRevoke(st tenancy.Store, keys *identity.Keys) tenancy.Store {
+func ForgetOnRevoke(st organizations.Store, keys *identity.Keys) organizations.Store {
 	return forgetOnRevoke{Store: st, keys: keys}
 }
 
 type forgetOnRevoke struct {
-	tenancy.Store
+	organizations.Store
 	keys *identity.Keys
 }
 

@@ -7,21 +7,21 @@ import (
 
 	"github.com/trustlayer/trustlayer/pkg/apierror"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
 )
 
 // intelToAPI maps an intelligence use-case error to what the client sees; key names the server the
 // request addressed. Unknown errors pass through; the platform turns them into a logged 500 without
 // their cause.
-func intelToAPI(err error, key intel.ServerKey) error {
+func intelToAPI(err error, key intelligence.ServerKey) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, intel.ErrServerNotFound):
+	case errors.Is(err, intelligence.ErrServerNotFound):
 		return apierror.Coded(http.StatusNotFound, "server_not_found", fmt.Sprintf("No registry lists a server named %s", key), nil)
-	case errors.Is(err, intel.ErrVersionNotFound):
+	case errors.Is(err, intelligence.ErrVersionNotFound):
 		return apierror.Coded(http.StatusNotFound, "version_not_found", fmt.Sprintf("No snapshot of %s has this version", key), nil)
-	case errors.Is(err, intel.ErrBadCursor):
+	case errors.Is(err, intelligence.ErrBadCursor):
 		return apierror.Validation(apierror.Violation{Loc: []any{"query", "cursor"},
 			Msg: "Malformed cursor: pass next_cursor from the previous page", Type: "value_error"})
 	}
@@ -29,8 +29,8 @@ func intelToAPI(err error, key intel.ServerKey) error {
 }
 
 // intelItemError is the per-item error of a batch compare.
-func intelItemError(err error, key intel.ServerKey) *verificationv1.IntelligenceItemError {
-	if errors.Is(err, intel.ErrVersionNotFound) {
+func intelItemError(err error, key intelligence.ServerKey) *verificationv1.IntelligenceItemError {
+	if errors.Is(err, intelligence.ErrVersionNotFound) {
 		return &verificationv1.IntelligenceItemError{Error: "version_not_found", Message: fmt.Sprintf("No snapshot of %s has this version", key)}
 	}
 	return &verificationv1.IntelligenceItemError{Error: "server_not_found", Message: fmt.Sprintf("No registry lists a server named %s", key)}
@@ -40,8 +40,8 @@ func intelItemError(err error, key intel.ServerKey) *verificationv1.Intelligence
 type intelLimit struct{ def, max int32 }
 
 // page validates the limit the way FastAPI's Query(ge=1, le=max) does, with its messages.
-func (l intelLimit) page(limit *int32, cursor string) (intel.Page, error) {
-	p := intel.Page{Limit: int(l.def), Cursor: cursor}
+func (l intelLimit) page(limit *int32, cursor string) (intelligence.Page, error) {
+	p := intelligence.Page{Limit: int(l.def), Cursor: cursor}
 	if limit == nil {
 		return p, nil
 	}
@@ -66,19 +66,19 @@ func intelMissingQuery(names ...string) error {
 	return apierror.Validation(out...)
 }
 
-// intelCompareItems validates a batch compare body: 1..intel.MaxCompareItems items, each with a
+// intelCompareItems validates a batch compare body: 1..intelligence.MaxCompareItems items, each with a
 // namespace and a name.
-func intelCompareItems(in []*verificationv1.IntelligenceCompareItem) ([]intel.CompareItem, error) {
+func intelCompareItems(in []*verificationv1.IntelligenceCompareItem) ([]intelligence.CompareItem, error) {
 	switch {
 	case len(in) == 0:
 		return nil, apierror.Validation(apierror.Violation{Loc: []any{"body", "items"},
 			Msg: "List should have at least 1 item after validation, not 0", Type: "too_short"})
-	case len(in) > intel.MaxCompareItems:
+	case len(in) > intelligence.MaxCompareItems:
 		return nil, apierror.Validation(apierror.Violation{Loc: []any{"body", "items"},
-			Msg: fmt.Sprintf("List should have at most %d items after validation, not %d", intel.MaxCompareItems, len(in)), Type: "too_long"})
+			Msg: fmt.Sprintf("List should have at most %d items after validation, not %d", intelligence.MaxCompareItems, len(in)), Type: "too_long"})
 	}
 	var problems []apierror.Violation
-	out := make([]intel.CompareItem, 0, len(in))
+	out := make([]intelligence.CompareItem, 0, len(in))
 	for i, it := range in {
 		if it.GetNamespace() == "" {
 			problems = append(problems, apierror.Violation{Loc: []any{"body", "items", i, "namespace"}, Msg: "Field required", Type: "missing"})
@@ -86,7 +86,7 @@ func intelCompareItems(in []*verificationv1.IntelligenceCompareItem) ([]intel.Co
 		if it.GetName() == "" {
 			problems = append(problems, apierror.Violation{Loc: []any{"body", "items", i, "name"}, Msg: "Field required", Type: "missing"})
 		}
-		out = append(out, intel.CompareItem{Key: intel.ServerKey{Namespace: it.GetNamespace(), Name: it.GetName()}, From: it.GetFrom(), To: it.GetTo()})
+		out = append(out, intelligence.CompareItem{Key: intelligence.ServerKey{Namespace: it.GetNamespace(), Name: it.GetName()}, From: it.GetFrom(), To: it.GetTo()})
 	}
 	if len(problems) > 0 {
 		return nil, apierror.Validation(problems...)

@@ -13,25 +13,25 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/gateway"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/identity"
-	"github.com/trustlayer/trustlayer/services/verification/internal/tenancy"
+	"github.com/trustlayer/trustlayer/services/verification/internal/organizations"
 )
 
 // Organizations implements verification.v1.OrganizationService.
 type Organizations struct {
 	verificationv1.UnimplementedOrganizationServiceServer
-	svc *tenancy.Service
+	svc *organizations.Service
 }
 
 // NewOrganizations returns the OrganizationService.
-func NewOrganizations(svc *tenancy.Service) *Organizations { return &Organizations{svc: svc} }
+func NewOrganizations(svc *organizations.Service) *Organizations { return &Organizations{svc: svc} }
 
 // tenancyError maps the tenancy use cases' errors.
 func tenancyError(err error, notFound string) error {
-	var invalid *tenancy.InvalidName
+	var invalid *organizations.InvalidName
 	switch {
 	case errors.As(err, &invalid):
 		return apierror.Validation(apierror.Violation{Loc: []any{"body", invalid.Field}, Msg: invalid.Message, Type: "value_error"})
-	case errors.Is(err, tenancy.ErrNotFound):
+	case errors.Is(err, organizations.ErrNotFound):
 		return apierror.Coded(http.StatusNotFound, notFound, "Not found", nil)
 	}
 	return err

@@ -16,7 +16,7 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/natstest"
 	"github.com/trustlayer/trustlayer/pkg/pgtest"
 	"github.com/trustlayer/trustlayer/pkg/platform"
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel/registryfixture"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence/registryfixture"
 	"github.com/trustlayer/trustlayer/services/verification/internal/intelwire"
 	"github.com/trustlayer/trustlayer/services/verification/internal/readcache"
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"

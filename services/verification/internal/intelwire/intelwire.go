@@ -16,7 +16,7 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/serve"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/api"
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
 	"github.com/trustlayer/trustlayer/services/verification/internal/readcache"
 	"github.com/trustlayer/trustlayer/services/verification/internal/registryclient"
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"
@@ -121,12 +121,12 @@ func Register(_ context.Context, p *platform.Platform, s Settings, opts ...Optio
 	if o.reads == nil {
 		o.reads = readcache.New(readcache.DefaultMaxBytes)
 	}
-	registry := store.NewRegistry(p.Pool)
-	var readerOpts []intel.ReaderOption
+	registry := store.NewIntelligence(p.Pool)
+	var readerOpts []intelligence.ReaderOption
 	if o.heads != nil {
-		readerOpts = append(readerOpts, intel.WithHeadCache(o.heads))
+		readerOpts = append(readerOpts, intelligence.WithHeadCache(o.heads))
 	}
-	if err := p.Server.Register(&verificationv1.IntelligenceService_ServiceDesc, api.NewIntelligence(intel.NewReader(registry, readerOpts...), o.reads),
+	if err := p.Server.Register(&verificationv1.IntelligenceService_ServiceDesc, api.NewIntelligence(intelligence.NewReader(registry, readerOpts...), o.reads),
 		serve.Gateway(verificationv1.RegisterIntelligenceServiceHandlerClient, verificationv1.NewIntelligenceServiceClient)); err != nil {
 		return err
 	}
@@ -135,7 +135,7 @@ func Register(_ context.Context, p *platform.Platform, s Settings, opts ...Optio
 		return nil
 	}
 	client := registryclient.New(registryclient.Options{AllowPrivate: cidrs, Timeout: s.RegistryTimeout, MaxAttempts: s.RegistryMaxAttempts})
-	syncer := intel.NewSyncer(registry, client, urls, intel.SyncOptions{
+	syncer := intelligence.NewSyncer(registry, client, urls, intelligence.SyncOptions{
 		PageSize: s.RegistryPageSize, Interval: s.RegistryPollInterval, MaxPages: s.RegistryMaxPages,
 	}, p.Log.With("component", "registry_sync"))
 	p.Go(syncer.Run)

@@ -16,7 +16,7 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/bus"
 	"github.com/trustlayer/trustlayer/pkg/config"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel/registryfixture"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence/registryfixture"
 	"github.com/trustlayer/trustlayer/services/verification/internal/intelwire"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
 )
 
 // DefaultMaxHeads bounds the servers whose heads are cached: as many as the answers' budget
@@ -17,7 +17,7 @@ const DefaultMaxHeads = 20_000
 // made-up names cannot evict the heads of real servers.
 const maxMissing = 10_000
 
-// Heads caches server heads (intel.ServerHead: the server's own row, the only statement of a warm
+// Heads caches server heads (intelligence.ServerHead: the server's own row, the only statement of a warm
 // server state read) by server key, and the servers that do not exist, so that a warm read sends no
 // statement at all. With the heads cached, verification-bench's read of 10,000 servers went from one
 // indexed statement per request to none (see the service README, "Performance").
@@ -34,8 +34,8 @@ const maxMissing = 10_000
 // (an epoch counts the notifications, and a head read across one is not kept), so the cache never
 // keeps a head older than a change it heard of. Heads is safe for concurrent use.
 type Heads struct {
-	found   *lru.Cache[intel.ServerKey, intel.ServerHead]
-	missing *lru.Cache[intel.ServerKey, struct{}]
+	found   *lru.Cache[intelligence.ServerKey, intelligence.ServerHead]
+	missing *lru.Cache[intelligence.ServerKey, struct{}]
 	live    atomic.Bool
 	// mu orders forgetting against Add; epoch counts forgets.
 	mu    sync.Mutex
@@ -45,24 +45,24 @@ type Heads struct {
 // NewHeads returns a cache of at most max heads (and maxMissing unknown servers). It is not live
 // until Live(true).
 func NewHeads(max int) *Heads {
-	found, _ := lru.New[intel.ServerKey, intel.ServerHead](max)
-	missing, _ := lru.New[intel.ServerKey, struct{}](maxMissing)
+	found, _ := lru.New[intelligence.ServerKey, intelligence.ServerHead](max)
+	missing, _ := lru.New[intelligence.ServerKey, struct{}](maxMissing)
 	return &Heads{found: found, missing: missing}
 }
 
 // Head returns the cached head of key: ok is false when nothing is cached, exists is false when the
 // server is cached as unknown.
-func (h *Heads) Head(key intel.ServerKey) (head intel.ServerHead, exists, ok bool) {
+func (h *Heads) Head(key intelligence.ServerKey) (head intelligence.ServerHead, exists, ok bool) {
 	if !h.live.Load() {
-		return intel.ServerHead{}, false, false
+		return intelligence.ServerHead{}, false, false
 	}
 	if head, ok := h.found.Get(key); ok {
 		return head, true, true
 	}
 	if _, ok := h.missing.Get(key); ok {
-		return intel.ServerHead{}, false, true
+		return intelligence.ServerHead{}, false, true
 	}
-	return intel.ServerHead{}, false, false
+	return intelligence.ServerHead{}, false, false
 }
 
 // Begin returns the token of a read of the database about to start, for Add.
@@ -74,7 +74,7 @@ func (h *Heads) Begin() uint64 {
 
 // Add keeps what a read begun at token found: the head, or (exists false) that the server is
 // unknown. It keeps nothing when a change was heard since token, or while the cache is not live.
-func (h *Heads) Add(token uint64, key intel.ServerKey, head intel.ServerHead, exists bool) {
+func (h *Heads) Add(token uint64, key intelligence.ServerKey, head intelligence.ServerHead, exists bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if token != h.epoch || !h.live.Load() {
@@ -90,7 +90,7 @@ func (h *Heads) Add(token uint64, key intel.ServerKey, head intel.ServerHead, ex
 }
 
 // Forget drops what is cached about key: its row changed.
-func (h *Heads) Forget(key intel.ServerKey) {
+func (h *Heads) Forget(key intelligence.ServerKey) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.epoch++

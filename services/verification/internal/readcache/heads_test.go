@@ -5,16 +5,16 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
 )
 
 // TestHeadsKeepOnlyWhatNoChangeOvertook runs the orders in which a read (Begin, the database, Add)
 // and the listener (Live, Forget, ForgetAll) can interleave, and what the cache must hold after.
 func TestHeadsKeepOnlyWhatNoChangeOvertook(t *testing.T) {
 	t.Parallel()
-	a := intel.ServerKey{Namespace: "io.example", Name: "a"}
-	b := intel.ServerKey{Namespace: "io.example", Name: "b"}
-	head := intel.ServerHead{ID: uuid.New(), Key: a, CurrentSnapshotID: uuid.New(), ChangeCount: 3}
+	a := intelligence.ServerKey{Namespace: "io.example", Name: "a"}
+	b := intelligence.ServerKey{Namespace: "io.example", Name: "b"}
+	head := intelligence.ServerHead{ID: uuid.New(), Key: a, CurrentSnapshotID: uuid.New(), ChangeCount: 3}
 	type want struct{ ok, exists bool }
 	for _, tc := range []struct {
 		name string
@@ -60,18 +60,18 @@ func TestHeadsKeepOnlyWhatNoChangeOvertook(t *testing.T) {
 // loss of the listener drop everything; a known server's entry replaces its unknown one.
 func TestHeadsForget(t *testing.T) {
 	t.Parallel()
-	a := intel.ServerKey{Namespace: "io.example", Name: "a"}
-	b := intel.ServerKey{Namespace: "io.example", Name: "b"}
-	c := intel.ServerKey{Namespace: "io.example", Name: "c"}
+	a := intelligence.ServerKey{Namespace: "io.example", Name: "a"}
+	b := intelligence.ServerKey{Namespace: "io.example", Name: "b"}
+	c := intelligence.ServerKey{Namespace: "io.example", Name: "c"}
 	fill := func() *Heads {
 		h := NewHeads(10)
 		h.Live(true)
-		h.Add(h.Begin(), a, intel.ServerHead{Key: a}, true)
-		h.Add(h.Begin(), b, intel.ServerHead{}, false)
-		h.Add(h.Begin(), c, intel.ServerHead{Key: c}, true)
+		h.Add(h.Begin(), a, intelligence.ServerHead{Key: a}, true)
+		h.Add(h.Begin(), b, intelligence.ServerHead{}, false)
+		h.Add(h.Begin(), c, intelligence.ServerHead{Key: c}, true)
 		return h
 	}
-	cached := func(h *Heads, k intel.ServerKey) bool { _, _, ok := h.Head(k); return ok }
+	cached := func(h *Heads, k intelligence.ServerKey) bool { _, _, ok := h.Head(k); return ok }
 
 	h := fill()
 	h.Forget(a)
@@ -91,7 +91,7 @@ func TestHeadsForget(t *testing.T) {
 		t.Errorf("after the listener came back: got %d entries, want 0", h.Len())
 	}
 	h = fill()
-	h.Add(h.Begin(), b, intel.ServerHead{Key: b}, true)
+	h.Add(h.Begin(), b, intelligence.ServerHead{Key: b}, true)
 	if _, exists, ok := h.Head(b); !ok || !exists || h.Len() != 3 {
 		t.Errorf("b found after it was unknown: got ok %v exists %v and %d entries, want true, true, 3", ok, exists, h.Len())
 	}
@@ -103,15 +103,15 @@ func TestHeadsAreBounded(t *testing.T) {
 	t.Parallel()
 	h := NewHeads(2)
 	h.Live(true)
-	keys := []intel.ServerKey{{Namespace: "x", Name: "1"}, {Namespace: "x", Name: "2"}, {Namespace: "x", Name: "3"}}
+	keys := []intelligence.ServerKey{{Namespace: "x", Name: "1"}, {Namespace: "x", Name: "2"}, {Namespace: "x", Name: "3"}}
 	for _, k := range keys {
-		h.Add(h.Begin(), k, intel.ServerHead{Key: k}, true)
+		h.Add(h.Begin(), k, intelligence.ServerHead{Key: k}, true)
 	}
 	if _, _, ok := h.Head(keys[0]); ok {
 		t.Error("the least recently used head was kept past the bound")
 	}
 	for range 2 * maxMissing {
-		h.Add(h.Begin(), intel.ServerKey{Namespace: "made", Name: uuid.NewString()}, intel.ServerHead{}, false)
+		h.Add(h.Begin(), intelligence.ServerKey{Namespace: "made", Name: uuid.NewString()}, intelligence.ServerHead{}, false)
 	}
 	for _, k := range keys[1:] {
 		if _, exists, ok := h.Head(k); !ok || !exists {

@@ -4,7 +4,7 @@
 // google.protobuf.Struct and marshalling it with protojson every time.
 //
 // A CPU profile of verification-bench spent about half of the service's time per read on server.json
-// (intel.DecodeServer, structpb parsing, protojson; about 0.2 ms per document). Everything a snapshot
+// (intelligence.DecodeServer, structpb parsing, protojson; about 0.2 ms per document). Everything a snapshot
 // determines (fields 1 to 18 and server_json of IntelligenceServerResponse) and every change is
 // immutable (the database rejects UPDATE and DELETE on both tables), so an entry keyed by its id is
 // never stale and needs no invalidation, only a bound: the cache is an LRU of at most MaxBytes

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/trustlayer/trustlayer/pkg/safehttp"
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
 )
 
 // ErrBadPage is returned for a response that is not a listing page: not JSON, not an object, no
@@ -75,10 +75,10 @@ func ParseBaseURL(raw string) (string, error) {
 }
 
 // ListServers fetches one page of registry's listing.
-func (c *Client) ListServers(ctx context.Context, registry string, q intel.ListQuery) (intel.ListPage, error) {
+func (c *Client) ListServers(ctx context.Context, registry string, q intelligence.ListQuery) (intelligence.ListPage, error) {
 	u, err := url.Parse(registry)
 	if err != nil {
-		return intel.ListPage{}, fmt.Errorf("registry URL: %w", err)
+		return intelligence.ListPage{}, fmt.Errorf("registry URL: %w", err)
 	}
 	u = u.JoinPath("v0.1", "servers")
 	params := url.Values{}
@@ -94,12 +94,12 @@ func (c *Client) ListServers(ctx context.Context, registry string, q intel.ListQ
 	u.RawQuery = params.Encode()
 	resp, err := c.http.Do(ctx, &safehttp.Request{URL: u.String(), Header: http.Header{"Accept": {"application/json"}}})
 	if err != nil {
-		return intel.ListPage{}, err
+		return intelligence.ListPage{}, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return intel.ListPage{}, err
+		return intelligence.ListPage{}, err
 	}
 	return decodePage(body)
 }
@@ -127,18 +127,18 @@ type wireOfficial struct {
 
 // decodePage reads a listing page: the envelope must be right or the page is refused; each item is
 // validated on its own and skipped, with its reason, when it fails.
-func decodePage(body []byte) (intel.ListPage, error) {
+func decodePage(body []byte) (intelligence.ListPage, error) {
 	var w wirePage
 	if err := json.Unmarshal(body, &w); err != nil {
-		return intel.ListPage{}, fmt.Errorf("%w: %v", ErrBadPage, err)
+		return intelligence.ListPage{}, fmt.Errorf("%w: %v", ErrBadPage, err)
 	}
 	if w.Servers == nil {
-		return intel.ListPage{}, fmt.Errorf("%w: no servers array", ErrBadPage)
+		return intelligence.ListPage{}, fmt.Errorf("%w: no servers array", ErrBadPage)
 	}
-	var page intel.ListPage
+	var page intelligence.ListPage
 	if m := w.Metadata; m != nil {
 		if m.Count != nil && *m.Count != len(*w.Servers) {
-			return intel.ListPage{}, fmt.Errorf("%w: metadata.count is %d but the page has %d servers", ErrBadPage, *m.Count, len(*w.Servers))
+			return intelligence.ListPage{}, fmt.Errorf("%w: metadata.count is %d but the page has %d servers", ErrBadPage, *m.Count, len(*w.Servers))
 		}
 		if m.NextCursor != nil {
 			page.NextCursor = *m.NextCursor
@@ -147,7 +147,7 @@ func decodePage(body []byte) (intel.ListPage, error) {
 	for i, raw := range *w.Servers {
 		o, err := decodeItem(raw)
 		if err != nil {
-			page.Skipped = append(page.Skipped, intel.SkippedItem{Index: i, Reason: err.Error()})
+			page.Skipped = append(page.Skipped, intelligence.SkippedItem{Index: i, Reason: err.Error()})
 			continue
 		}
 		page.Observations = append(page.Observations, o)
@@ -157,29 +157,29 @@ func decodePage(body []byte) (intel.ListPage, error) {
 
 // decodeItem reads one entry. Without the official metadata the entry counts as active and latest:
 // a registry that does not version its entries lists only the current one.
-func decodeItem(raw json.RawMessage) (intel.Observation, error) {
+func decodeItem(raw json.RawMessage) (intelligence.Observation, error) {
 	var it wireItem
 	if err := json.Unmarshal(raw, &it); err != nil {
-		return intel.Observation{}, fmt.Errorf("item: %w", err)
+		return intelligence.Observation{}, fmt.Errorf("item: %w", err)
 	}
 	if len(it.Server) == 0 {
-		return intel.Observation{}, errors.New("item has no server")
+		return intelligence.Observation{}, errors.New("item has no server")
 	}
-	server, err := intel.DecodeServer(it.Server)
+	server, err := intelligence.DecodeServer(it.Server)
 	if err != nil {
-		return intel.Observation{}, err
+		return intelligence.Observation{}, err
 	}
-	o := intel.Observation{Server: server, Status: intel.LifecycleActive, IsLatest: true}
+	o := intelligence.Observation{Server: server, Status: intelligence.LifecycleActive, IsLatest: true}
 	if meta, ok := it.Meta[officialMeta]; ok {
 		var off wireOfficial
 		if err := json.Unmarshal(meta, &off); err != nil {
-			return intel.Observation{}, fmt.Errorf("%s: %w", officialMeta, err)
+			return intelligence.Observation{}, fmt.Errorf("%s: %w", officialMeta, err)
 		}
 		if off.Status != "" {
 			o.Status = off.Status
 		}
-		if !intel.ValidStatus(o.Status) {
-			return intel.Observation{}, fmt.Errorf("%s: status %q is not active, deprecated or deleted", officialMeta, off.Status)
+		if !intelligence.ValidStatus(o.Status) {
+			return intelligence.Observation{}, fmt.Errorf("%s: status %q is not active, deprecated or deleted", officialMeta, off.Status)
 		}
 		o.StatusMessage = off.StatusMessage
 		if off.IsLatest != nil {

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/trustlayer/trustlayer/pkg/safehttp"
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel/registryfixture"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence/registryfixture"
 )
 
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
@@ -61,7 +61,7 @@ func TestDecodePageSkipsInvalidItems(t *testing.T) {
 		t.Errorf("got %+v, want the official metadata", ok)
 	}
 	// Without official metadata an entry is active and latest.
-	if plain := page.Observations[1]; plain.Status != intel.LifecycleActive || !plain.IsLatest || !plain.UpdatedAt.IsZero() {
+	if plain := page.Observations[1]; plain.Status != intelligence.LifecycleActive || !plain.IsLatest || !plain.UpdatedAt.IsZero() {
 		t.Errorf("got %+v, want active and latest", plain)
 	}
 	for i, sk := range page.Skipped {
@@ -80,7 +80,7 @@ func TestListServersQueriesTheOfficialAPIThroughTheSSRFGuard(t *testing.T) {
 	c := New(Options{AllowPrivate: loopback, MaxAttempts: 1})
 	ctx := context.Background()
 	since := time.Date(2025, 6, 1, 12, 0, 0, 5, time.UTC)
-	page, err := c.ListServers(ctx, reg.URL, intel.ListQuery{Limit: 2, UpdatedSince: since})
+	page, err := c.ListServers(ctx, reg.URL, intelligence.ListQuery{Limit: 2, UpdatedSince: since})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,14 +91,14 @@ func TestListServersQueriesTheOfficialAPIThroughTheSSRFGuard(t *testing.T) {
 	if q.Get("limit") != "2" || q.Get("updated_since") != "2025-06-01T12:00:00.000000005Z" || q.Has("cursor") {
 		t.Errorf("got query %v", q)
 	}
-	page, err = c.ListServers(ctx, reg.URL, intel.ListQuery{Limit: 2, Cursor: page.NextCursor})
+	page, err = c.ListServers(ctx, reg.URL, intelligence.ListQuery{Limit: 2, Cursor: page.NextCursor})
 	if err != nil || len(page.Observations) != 1 || page.NextCursor != "" || page.Observations[0].Server.Key.Name != "c" {
 		t.Fatalf("second page: got %+v, %v; want c alone, last page", page, err)
 	}
 
 	// Without the operator's exception the loopback registry is refused before any request.
 	guarded := New(Options{MaxAttempts: 1})
-	_, err = guarded.ListServers(ctx, reg.URL, intel.ListQuery{})
+	_, err = guarded.ListServers(ctx, reg.URL, intelligence.ListQuery{})
 	var se *safehttp.Error
 	if !errors.As(err, &se) || se.Kind != safehttp.KindBlockedAddress {
 		t.Errorf("got %v, want a blocked address", err)
@@ -116,7 +116,7 @@ func TestListServersRefusesNonJSONAnswers(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := New(Options{AllowPrivate: loopback, MaxAttempts: 1})
-	_, err := c.ListServers(context.Background(), srv.URL+"/prefix", intel.ListQuery{})
+	_, err := c.ListServers(context.Background(), srv.URL+"/prefix", intelligence.ListQuery{})
 	var se *safehttp.Error
 	if !errors.As(err, &se) || se.Kind != safehttp.KindMIME {
 		t.Errorf("got %v, want a media type refusal", err)

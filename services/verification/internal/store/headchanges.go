@@ -3,7 +3,7 @@ package store
 import (
 	"strings"
 
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
 )
 
 // serverHeadChangesChannel is the channel migration 00007's triggers notify when a row of
@@ -16,7 +16,7 @@ type ServerHeadChangeSink interface {
 	// Live says whether every change is being heard from now on.
 	Live(on bool)
 	// Forget is called when one server's row changed.
-	Forget(key intel.ServerKey)
+	Forget(key intelligence.ServerKey)
 	// ForgetAll is called when any row may have changed.
 	ForgetAll()
 }
@@ -34,10 +34,10 @@ func ServerHeadChanges(sink ServerHeadChangeSink) Subscription {
 
 // parseServerHeadChange reads a notification's "namespace/name". Anything else (the empty payload
 // of a TRUNCATE or of a key too long to send) is not a key, and means every row.
-func parseServerHeadChange(payload string) (intel.ServerKey, bool) {
+func parseServerHeadChange(payload string) (intelligence.ServerKey, bool) {
 	ns, name, ok := strings.Cut(payload, "/")
 	if !ok || ns == "" || name == "" {
-		return intel.ServerKey{}, false
+		return intelligence.ServerKey{}, false
 	}
-	return intel.ServerKey{Namespace: ns, Name: name}, true
+	return intelligence.ServerKey{Namespace: ns, Name: name}, true
 }

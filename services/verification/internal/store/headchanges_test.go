@@ -12,7 +12,7 @@ import (
 
 	"github.com/trustlayer/trustlayer/pkg/outbox"
 	"github.com/trustlayer/trustlayer/pkg/pgtest"
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"
 )
 
@@ -25,7 +25,7 @@ type headSink struct {
 }
 
 func (s *headSink) Live(on bool) { s.mu.Lock(); s.live = on; s.mu.Unlock() }
-func (s *headSink) Forget(k intel.ServerKey) {
+func (s *headSink) Forget(k intelligence.ServerKey) {
 	s.mu.Lock()
 	s.events = append(s.events, k.Namespace+"/"+k.Name)
 	s.mu.Unlock()

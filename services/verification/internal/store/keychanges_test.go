@@ -59,7 +59,7 @@ func TestKeyChangesAreHeard(t *testing.T) {
 		key, org, "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.New(pool).RevokeAPIKey(ctx, org, key); err != nil {
+	if err := store.NewOrganizations(pool).RevokeAPIKey(ctx, org, key); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the revocation to be heard", func() bool { return s.forgets.Load() >= 1 })

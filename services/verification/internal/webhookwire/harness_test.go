@@ -26,8 +26,8 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/platform"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/api"
+	"github.com/trustlayer/trustlayer/services/verification/internal/organizations"
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"
-	"github.com/trustlayer/trustlayer/services/verification/internal/tenancy"
 	"github.com/trustlayer/trustlayer/services/verification/internal/webhookwire"
 )
 
@@ -88,7 +88,7 @@ func startStack(t testing.TB, servers catalog, natsURL string, extra map[string]
 	spec.Streams = append(spec.Streams, bus.IntelChanges, bus.WebhookDeliveries)
 	spec.Gateway = append(spec.Gateway, gateway.WithValidationStyle(gateway.FastAPI), gateway.WithIncomingHeaders(auth.AdminHeader))
 	spec.Unary = func(p *platform.Platform) []grpc.UnaryServerInterceptor {
-		return []grpc.UnaryServerInterceptor{api.Authenticate(adminToken, tenancy.NewService(store.New(p.Pool)))}
+		return []grpc.UnaryServerInterceptor{api.Authenticate(adminToken, organizations.NewService(store.NewOrganizations(p.Pool)))}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p, err := platform.Open(ctx, spec, getenv, io.Discard)
@@ -117,7 +117,7 @@ func startStack(t testing.TB, servers catalog, natsURL string, extra map[string]
 // newKey creates an organization with an API key and returns the key.
 func (s *stack) newKey(name string) string {
 	s.t.Helper()
-	tenants := tenancy.NewService(store.New(s.pool))
+	tenants := organizations.NewService(store.NewOrganizations(s.pool))
 	org, err := tenants.CreateOrganization(context.Background(), name)
 	if err != nil {
 		s.t.Fatal(err)

@@ -1,6 +1,6 @@
-// Package tenancy holds organizations and their API keys: the use cases behind the admin routes and
+// Package organizations holds organizations and their API keys: the use cases behind the admin routes and
 // the bearer-token check of every intelligence route.
-package tenancy
+package organizations
 
 import (
 	"context"
@@ -55,7 +55,7 @@ type Store interface {
 	ActiveKeyByHash(ctx context.Context, hash string) (APIKey, Organization, error)
 }
 
-// Service runs the tenancy use cases.
+// Service runs the organization use cases.
 type Service struct {
 	store Store
 }

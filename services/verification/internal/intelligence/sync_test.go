@@ -1,4 +1,4 @@
-package intel_test
+package intelligence_test
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/outbox"
 	"github.com/trustlayer/trustlayer/pkg/pgtest"
 	"github.com/trustlayer/trustlayer/pkg/safehttp"
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel/registryfixture"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence/registryfixture"
 	"github.com/trustlayer/trustlayer/services/verification/internal/registryclient"
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"
 )
@@ -31,29 +31,29 @@ type harness struct {
 	ctx    context.Context
 	pool   *pgxpool.Pool
 	reg    *registryfixture.Registry
-	store  *store.Registry
-	syncer *intel.Syncer
-	reader *intel.Reader
+	store  *store.Intelligence
+	syncer *intelligence.Syncer
+	reader *intelligence.Reader
 }
 
 func newHarness(t testing.TB, pageSize int) *harness {
 	t.Helper()
 	pool := pgtest.NewPool(t, outbox.Migrations(), store.Migrations())
 	reg := registryfixture.New(t)
-	st := store.NewRegistry(pool)
+	st := store.NewIntelligence(pool)
 	return &harness{
-		t: t, ctx: context.Background(), pool: pool, reg: reg, store: st, reader: intel.NewReader(st),
-		syncer: newSyncer(st, reg, intel.SyncOptions{PageSize: pageSize}),
+		t: t, ctx: context.Background(), pool: pool, reg: reg, store: st, reader: intelligence.NewReader(st),
+		syncer: newSyncer(st, reg, intelligence.SyncOptions{PageSize: pageSize}),
 	}
 }
 
-func newSyncer(st *store.Registry, reg *registryfixture.Registry, opts intel.SyncOptions) *intel.Syncer {
+func newSyncer(st *store.Intelligence, reg *registryfixture.Registry, opts intelligence.SyncOptions) *intelligence.Syncer {
 	client := registryclient.New(registryclient.Options{AllowPrivate: loopback, Timeout: 5 * time.Second, MaxAttempts: 2},
 		safehttp.WithBackoff(time.Millisecond, 5*time.Millisecond))
-	return intel.NewSyncer(st, client, []string{reg.URL}, opts, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return intelligence.NewSyncer(st, client, []string{reg.URL}, opts, slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
-func (h *harness) poll() intel.PollResult {
+func (h *harness) poll() intelligence.PollResult {
 	h.t.Helper()
 	res, err := h.syncer.Poll(h.ctx, h.reg.URL)
 	if err != nil {
@@ -71,9 +71,9 @@ func (h *harness) count(query string, args ...any) int {
 	return n
 }
 
-func (h *harness) server(name string) intel.ServerState {
+func (h *harness) server(name string) intelligence.ServerState {
 	h.t.Helper()
-	key, err := intel.ParseName(name)
+	key, err := intelligence.ParseName(name)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func (h *harness) server(name string) intel.ServerState {
 }
 
 // baseline publishes three servers, b in two versions, and runs the first full sync.
-func (h *harness) baseline() intel.PollResult {
+func (h *harness) baseline() intelligence.PollResult {
 	h.t.Helper()
 	h.reg.Publish(registryfixture.Server("io.example/a", "1.0.0"))
 	h.reg.Publish(registryfixture.Server("io.example/b", "1.0.0"))
@@ -142,7 +142,7 @@ func TestSyncIncrementalPollRecordsClassifiedChangesWithEvents(t *testing.T) {
 	}
 	type key struct{ server, changeType, risk string }
 	got := map[key]int{}
-	changes, _, err := h.reader.Changes(h.ctx, nil, intel.ChangeFilter{}, intel.Page{Limit: 100})
+	changes, _, err := h.reader.Changes(h.ctx, nil, intelligence.ChangeFilter{}, intelligence.Page{Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestSyncSkipsAndCountsInvalidItems(t *testing.T) {
 	if n := h.count(`SELECT last_skipped FROM intel_registries`); n != 2 {
 		t.Errorf("got last_skipped %d, want 2", n)
 	}
-	if _, err := h.reader.Server(h.ctx, intel.ServerKey{Namespace: "io.example", Name: "b"}); !errors.Is(err, intel.ErrServerNotFound) {
+	if _, err := h.reader.Server(h.ctx, intelligence.ServerKey{Namespace: "io.example", Name: "b"}); !errors.Is(err, intelligence.ErrServerNotFound) {
 		t.Errorf("b: got %v, want not found", err)
 	}
 }
@@ -279,7 +279,7 @@ func TestSyncPollsARegistryOnOneReplicaAtATime(t *testing.T) {
 		_, err := h.syncer.Poll(ctx, h.reg.URL)
 		return err
 	})
-	if !errors.Is(err, intel.ErrSyncInProgress) {
+	if !errors.Is(err, intelligence.ErrSyncInProgress) {
 		t.Fatalf("got %v, want ErrSyncInProgress while another holder polls", err)
 	}
 
@@ -289,9 +289,9 @@ func TestSyncPollsARegistryOnOneReplicaAtATime(t *testing.T) {
 	// Replicas polling at once: whichever runs, each change is recorded once.
 	var wg sync.WaitGroup
 	for range 4 {
-		replica := newSyncer(h.store, h.reg, intel.SyncOptions{PageSize: 1})
+		replica := newSyncer(h.store, h.reg, intelligence.SyncOptions{PageSize: 1})
 		wg.Go(func() {
-			if _, err := replica.Poll(h.ctx, h.reg.URL); err != nil && !errors.Is(err, intel.ErrSyncInProgress) {
+			if _, err := replica.Poll(h.ctx, h.reg.URL); err != nil && !errors.Is(err, intelligence.ErrSyncInProgress) {
 				t.Errorf("replica poll: %v", err)
 			}
 		})
@@ -309,7 +309,7 @@ func TestSyncLoopLeavesARecentlyPolledRegistryAlone(t *testing.T) {
 	before := len(h.reg.Requests())
 	// Another replica's loop, started just after this poll: its first tick finds the registry polled
 	// less than half an interval ago.
-	loop := newSyncer(h.store, h.reg, intel.SyncOptions{Interval: time.Hour})
+	loop := newSyncer(h.store, h.reg, intelligence.SyncOptions{Interval: time.Hour})
 	ctx, cancel := context.WithTimeout(h.ctx, 300*time.Millisecond)
 	defer cancel()
 	if err := loop.Run(ctx); !errors.Is(err, context.DeadlineExceeded) {

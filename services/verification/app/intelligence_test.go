@@ -12,7 +12,7 @@ import (
 
 	"github.com/trustlayer/trustlayer/pkg/blobstore"
 	"github.com/trustlayer/trustlayer/services/verification/internal/feeds"
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel/registryfixture"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence/registryfixture"
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"
 )
 

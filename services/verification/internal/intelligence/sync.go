@@ -1,4 +1,4 @@
-package intel
+package intelligence
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package intel
+package intelligence
 
 // ChangeType names a row of the rule table.
 type ChangeType string

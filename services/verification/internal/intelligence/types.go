@@ -1,9 +1,9 @@
-// Package intel is registry intelligence (Document 1, "Intelligence"): it syncs MCP registries into an
+// Package intelligence is registry intelligence (Document 1, "Intelligence"): it syncs MCP registries into an
 // immutable history of server snapshots, classifies each change between consecutive snapshots by a
 // rule table (rules.go), and answers the reads of the intelligence routes (current state, history,
 // diffs, change feeds, batch compare). It declares the store and registry interfaces it needs and
 // imports no proto, HTTP or gRPC types.
-package intel
+package intelligence
 
 import (
 	"encoding/json"

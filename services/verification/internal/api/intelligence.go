@@ -6,7 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
 	"github.com/trustlayer/trustlayer/services/verification/internal/readcache"
 )
 
@@ -15,13 +15,13 @@ import (
 // not look at who the caller is.
 type Intelligence struct {
 	verificationv1.UnimplementedIntelligenceServiceServer
-	reader *intel.Reader
+	reader *intelligence.Reader
 	cache  *readcache.Cache
 }
 
 // NewIntelligence returns the IntelligenceService. cache keeps the immutable parts of the server
 // state answers; it is also the gateway codec that writes them (readcache.Cache.Codec).
-func NewIntelligence(reader *intel.Reader, cache *readcache.Cache) *Intelligence {
+func NewIntelligence(reader *intelligence.Reader, cache *readcache.Cache) *Intelligence {
 	return &Intelligence{reader: reader, cache: cache}
 }
 
@@ -35,7 +35,7 @@ var (
 // GetServer returns a server's current state: the server's row (one indexed read), with its current
 // snapshot and latest change from the cache (both immutable, so read from the database once).
 func (s *Intelligence) GetServer(ctx context.Context, req *verificationv1.GetServerRequest) (*verificationv1.GetServerResponse, error) {
-	key := intel.ServerKey{Namespace: req.GetNamespace(), Name: req.GetName()}
+	key := intelligence.ServerKey{Namespace: req.GetNamespace(), Name: req.GetName()}
 	h, err := s.reader.ServerHead(ctx, key)
 	if err != nil {
 		return nil, intelToAPI(err, key)
@@ -72,7 +72,7 @@ func (s *Intelligence) ListServerHistory(ctx context.Context, req *verificationv
 	if err != nil {
 		return nil, err
 	}
-	key := intel.ServerKey{Namespace: req.GetNamespace(), Name: req.GetName()}
+	key := intelligence.ServerKey{Namespace: req.GetNamespace(), Name: req.GetName()}
 	items, next, err := s.reader.History(ctx, key, page)
 	if err != nil {
 		return nil, intelToAPI(err, key)
@@ -99,7 +99,7 @@ func (s *Intelligence) DiffServerHistory(ctx context.Context, req *verificationv
 	if len(missing) > 0 {
 		return nil, intelMissingQuery(missing...)
 	}
-	key := intel.ServerKey{Namespace: req.GetNamespace(), Name: req.GetName()}
+	key := intelligence.ServerKey{Namespace: req.GetNamespace(), Name: req.GetName()}
 	d, err := s.reader.DiffVersions(ctx, key, req.GetFrom(), req.GetTo())
 	if err != nil {
 		return nil, intelToAPI(err, key)
@@ -107,7 +107,7 @@ func (s *Intelligence) DiffServerHistory(ctx context.Context, req *verificationv
 	return &verificationv1.DiffServerHistoryResponse{Diff: &verificationv1.IntelligenceHistoryDiffResponse{
 		Namespace: key.Namespace, Name: key.Name, From: req.GetFrom(), To: req.GetTo(),
 		FromSnapshotId: d.From.ID.String(), ToSnapshotId: d.To.ID.String(),
-		Changes: intelDiffToProto(d.Changes), HighestRisk: string(intel.HighestRisk(d.Changes)),
+		Changes: intelDiffToProto(d.Changes), HighestRisk: string(intelligence.HighestRisk(d.Changes)),
 	}}, nil
 }
 
@@ -117,8 +117,8 @@ func (s *Intelligence) ListServerChanges(ctx context.Context, req *verificationv
 	if err != nil {
 		return nil, err
 	}
-	key := intel.ServerKey{Namespace: req.GetNamespace(), Name: req.GetName()}
-	items, next, err := s.reader.Changes(ctx, &key, intel.ChangeFilter{Type: intel.ChangeType(req.GetChangeType())}, page)
+	key := intelligence.ServerKey{Namespace: req.GetNamespace(), Name: req.GetName()}
+	items, next, err := s.reader.Changes(ctx, &key, intelligence.ChangeFilter{Type: intelligence.ChangeType(req.GetChangeType())}, page)
 	if err != nil {
 		return nil, intelToAPI(err, key)
 	}
@@ -131,9 +131,9 @@ func (s *Intelligence) ListChanges(ctx context.Context, req *verificationv1.List
 	if err != nil {
 		return nil, err
 	}
-	items, next, err := s.reader.Changes(ctx, nil, intel.ChangeFilter{Type: intel.ChangeType(req.GetChangeType())}, page)
+	items, next, err := s.reader.Changes(ctx, nil, intelligence.ChangeFilter{Type: intelligence.ChangeType(req.GetChangeType())}, page)
 	if err != nil {
-		return nil, intelToAPI(err, intel.ServerKey{})
+		return nil, intelToAPI(err, intelligence.ServerKey{})
 	}
 	return &verificationv1.ListChangesResponse{Changes: intelChangesToProto(items, next)}, nil
 }
@@ -144,14 +144,14 @@ func (s *Intelligence) ListHighRiskChanges(ctx context.Context, req *verificatio
 	if err != nil {
 		return nil, err
 	}
-	items, next, err := s.reader.Changes(ctx, nil, intel.ChangeFilter{HighRiskOnly: true}, page)
+	items, next, err := s.reader.Changes(ctx, nil, intelligence.ChangeFilter{HighRiskOnly: true}, page)
 	if err != nil {
-		return nil, intelToAPI(err, intel.ServerKey{})
+		return nil, intelToAPI(err, intelligence.ServerKey{})
 	}
 	return &verificationv1.ListHighRiskChangesResponse{Changes: intelChangesToProto(items, next)}, nil
 }
 
-// CompareBatch compares up to intel.MaxCompareItems servers or versions, with a result or an error
+// CompareBatch compares up to intelligence.MaxCompareItems servers or versions, with a result or an error
 // per item, in request order.
 func (s *Intelligence) CompareBatch(ctx context.Context, req *verificationv1.CompareBatchRequest) (*verificationv1.CompareBatchResponse, error) {
 	items, err := intelCompareItems(req.GetBatch().GetItems())
@@ -160,7 +160,7 @@ func (s *Intelligence) CompareBatch(ctx context.Context, req *verificationv1.Com
 	}
 	results, err := s.reader.CompareBatch(ctx, items)
 	if err != nil {
-		return nil, intelToAPI(err, intel.ServerKey{})
+		return nil, intelToAPI(err, intelligence.ServerKey{})
 	}
 	out := &verificationv1.IntelligenceCompareBatchResponse{Items: make([]*verificationv1.IntelligenceCompareResult, 0, len(results))}
 	for _, r := range results {

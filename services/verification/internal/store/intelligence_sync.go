@@ -13,13 +13,13 @@ import (
 
 	"github.com/trustlayer/trustlayer/pkg/outbox"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
 )
 
 // ApplyPage runs one page of a sync in one transaction: it creates the page's new servers, locks and
 // reads what is known about them, lets decide choose the writes, and writes them with the outbox rows
 // of the changes, so that an event is published exactly when its change is stored.
-func (r *Registry) ApplyPage(ctx context.Context, registry string, versions []intel.ServerVersion, decide func(intel.Known) (intel.PageWrites, error)) error {
+func (r *Intelligence) ApplyPage(ctx context.Context, registry string, versions []intelligence.ServerVersion, decide func(intelligence.Known) (intelligence.PageWrites, error)) error {
 	return pgx.BeginFunc(ctx, r.pool, func(tx pgx.Tx) error {
 		known, currents, err := lockServers(ctx, tx, pageKeys(versions))
 		if err != nil {
@@ -38,12 +38,12 @@ func (r *Registry) ApplyPage(ctx context.Context, registry string, versions []in
 
 // pageKeys returns the page's servers once each, sorted: every transaction creates and locks server
 // rows in the same order, so that pages of two registries listing the same servers cannot deadlock.
-func pageKeys(versions []intel.ServerVersion) []intel.ServerKey {
-	keys := make([]intel.ServerKey, 0, len(versions))
+func pageKeys(versions []intelligence.ServerVersion) []intelligence.ServerKey {
+	keys := make([]intelligence.ServerKey, 0, len(versions))
 	for _, v := range versions {
 		keys = append(keys, v.Key)
 	}
-	slices.SortFunc(keys, func(a, b intel.ServerKey) int {
+	slices.SortFunc(keys, func(a, b intelligence.ServerKey) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 	})
 	return slices.Compact(keys)
@@ -51,7 +51,7 @@ func pageKeys(versions []intel.ServerVersion) []intel.ServerKey {
 
 // lockServers creates the servers not yet known and locks every page server's row; it returns their
 // state without snapshots and the ids of their current snapshots.
-func lockServers(ctx context.Context, tx pgx.Tx, keys []intel.ServerKey) (intel.Known, []uuid.UUID, error) {
+func lockServers(ctx context.Context, tx pgx.Tx, keys []intelligence.ServerKey) (intelligence.Known, []uuid.UUID, error) {
 	ids := make([]uuid.UUID, len(keys))
 	namespaces := make([]string, len(keys))
 	names := make([]string, len(keys))
@@ -77,13 +77,13 @@ FOR UPDATE OF s`, namespaces, names)
 	if err != nil {
 		return nil, nil, fmt.Errorf("lock servers: %w", err)
 	}
-	known := intel.Known{}
+	known := intelligence.Known{}
 	var currents []uuid.UUID
 	var id uuid.UUID
-	var key intel.ServerKey
+	var key intelligence.ServerKey
 	var current uuid.NullUUID
 	_, err = pgx.ForEachRow(rows, []any{&id, &key.Namespace, &key.Name, &current}, func() error {
-		known[key] = &intel.KnownServer{ID: id, Latest: map[string]intel.Snapshot{}}
+		known[key] = &intelligence.KnownServer{ID: id, Latest: map[string]intelligence.Snapshot{}}
 		if current.Valid {
 			currents = append(currents, current.UUID)
 		}
@@ -97,8 +97,8 @@ FOR UPDATE OF s`, namespaces, names)
 
 // readSnapshots fills in each server's current snapshot and the newest snapshot of each listed
 // version (the index on (server_id, version, seq DESC) serves the DISTINCT ON).
-func readSnapshots(ctx context.Context, tx pgx.Tx, known intel.Known, currents []uuid.UUID, versions []intel.ServerVersion) error {
-	byID := make(map[uuid.UUID]*intel.KnownServer, len(known))
+func readSnapshots(ctx context.Context, tx pgx.Tx, known intelligence.Known, currents []uuid.UUID, versions []intelligence.ServerVersion) error {
+	byID := make(map[uuid.UUID]*intelligence.KnownServer, len(known))
 	for _, ks := range known {
 		byID[ks.ID] = ks
 	}
@@ -138,7 +138,7 @@ ORDER BY x.server_id, x.version, x.seq DESC`, serverIDs, names)
 // writePage writes a page's decisions in two round trips, in foreign-key order: snapshots (a
 // snapshot's predecessor may be earlier in the same page), then one batch of the changes with their
 // outbox rows and the server rows of every listed server.
-func writePage(ctx context.Context, tx pgx.Tx, registry string, known intel.Known, w intel.PageWrites) error {
+func writePage(ctx context.Context, tx pgx.Tx, registry string, known intelligence.Known, w intelligence.PageWrites) error {
 	// COPY, not one INSERT per row: a first sync writes a snapshot for every listed entry.
 	rows := make([][]any, 0, len(w.Snapshots))
 	for _, s := range w.Snapshots {
@@ -178,7 +178,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 	for _, ks := range known {
 		up := w.Servers[ks.ID]
 		if up == nil {
-			up = &intel.ServerUpdate{}
+			up = &intelligence.ServerUpdate{}
 		}
 		ids = append(ids, ks.ID)
 		currents = append(currents, nullID(up.CurrentID))
@@ -199,7 +199,7 @@ WHERE s.id = u.id`, ids, currents, latest, addChanges, addHigh)
 }
 
 // changeEvent is the payload of subject intel.change.<risk>.
-func changeEvent(c intel.Change) *verificationv1.IntelChange {
+func changeEvent(c intelligence.Change) *verificationv1.IntelChange {
 	return &verificationv1.IntelChange{
 		ChangeId: c.ID.String(), Namespace: c.Key.Namespace, Name: c.Key.Name,
 		FromVersion: c.FromVersion, ToVersion: c.ToVersion, ChangeType: string(c.Type), Risk: string(c.Risk),

@@ -10,20 +10,20 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
 )
 
 // ServerID returns the id of a server.
-func (r *Registry) ServerID(ctx context.Context, key intel.ServerKey) (uuid.UUID, error) {
+func (r *Intelligence) ServerID(ctx context.Context, key intelligence.ServerKey) (uuid.UUID, error) {
 	var id uuid.UUID
 	err := r.pool.QueryRow(ctx, `SELECT id FROM intel_servers WHERE namespace = $1 AND name = $2`, key.Namespace, key.Name).Scan(&id)
-	return id, registryNotFound(err, intel.ErrServerNotFound)
+	return id, registryNotFound(err, intelligence.ErrServerNotFound)
 }
 
 // Server returns a server's current state: its row, current snapshot and latest change, in one
 // statement (one round trip, one consistent view).
-func (r *Registry) Server(ctx context.Context, key intel.ServerKey) (intel.ServerState, error) {
-	st := intel.ServerState{Key: key}
+func (r *Intelligence) Server(ctx context.Context, key intelligence.ServerKey) (intelligence.ServerState, error) {
+	st := intelligence.ServerState{Key: key}
 	var snap snapshotScan
 	var ch latestChangeScan
 	dest := append([]any{&st.ID, &st.ChangeCount, &st.HighRiskChangeCount, &st.FirstSeenAt, &st.LastSeenAt}, snap.dest()...)
@@ -36,7 +36,7 @@ JOIN intel_snapshots x ON x.id = s.current_snapshot_id
 LEFT JOIN intel_changes c ON c.id = s.latest_change_id
 WHERE s.namespace = $1 AND s.name = $2`, key.Namespace, key.Name).Scan(append(dest, ch.dest()...)...)
 	if err != nil {
-		return st, registryNotFound(err, intel.ErrServerNotFound)
+		return st, registryNotFound(err, intelligence.ErrServerNotFound)
 	}
 	if st.Current, err = snap.snapshot(); err != nil {
 		return st, err
@@ -59,20 +59,20 @@ func (l *latestChangeScan) dest() []any {
 }
 
 // change returns the scanned change, nil when the server has none.
-func (l *latestChangeScan) change(st intel.ServerState) *intel.Change {
+func (l *latestChangeScan) change(st intelligence.ServerState) *intelligence.Change {
 	if l.id == nil {
 		return nil
 	}
-	return &intel.Change{
-		FieldChange: intel.FieldChange{Field: *l.field, Old: *l.old, New: *l.new, Type: intel.ChangeType(*l.changeType),
-			Risk: intel.Risk(*l.risk), Summary: *l.summary},
+	return &intelligence.Change{
+		FieldChange: intelligence.FieldChange{Field: *l.field, Old: *l.old, New: *l.new, Type: intelligence.ChangeType(*l.changeType),
+			Risk: intelligence.Risk(*l.risk), Summary: *l.summary},
 		ID: *l.id, ServerID: st.ID, Key: st.Key, FromSnapshotID: *l.from, ToSnapshotID: *l.to,
 		FromVersion: *l.fromVersion, ToVersion: *l.toVersion, DetectedAt: *l.detectedAt,
 	}
 }
 
 // History pages through a server's snapshots, newest first, on the index (server_id, seq DESC).
-func (r *Registry) History(ctx context.Context, serverID uuid.UUID, p intel.Page) ([]intel.Snapshot, string, error) {
+func (r *Intelligence) History(ctx context.Context, serverID uuid.UUID, p intelligence.Page) ([]intelligence.Snapshot, string, error) {
 	before, err := pageStart(p.Cursor)
 	if err != nil {
 		return nil, "", err
@@ -103,7 +103,7 @@ func pageStart(cursor string) (int64, error) {
 }
 
 // VersionSnapshots returns the first and the newest snapshot of a version.
-func (r *Registry) VersionSnapshots(ctx context.Context, serverID uuid.UUID, version string) (first, latest intel.Snapshot, err error) {
+func (r *Intelligence) VersionSnapshots(ctx context.Context, serverID uuid.UUID, version string) (first, latest intelligence.Snapshot, err error) {
 	rows, err := r.pool.Query(ctx, `
 (SELECT `+snapshotColumns+` FROM intel_snapshots x WHERE x.server_id = $1 AND x.version = $2 ORDER BY x.seq LIMIT 1)
 UNION ALL
@@ -117,7 +117,7 @@ UNION ALL
 		return first, latest, err
 	}
 	if len(found) == 0 {
-		return first, latest, intel.ErrVersionNotFound
+		return first, latest, intelligence.ErrVersionNotFound
 	}
 	first, latest = found[0].item, found[0].item
 	for _, f := range found[1:] {
@@ -132,7 +132,7 @@ UNION ALL
 
 // VersionBefore returns the version of the newest snapshot recorded before version's first one with
 // another version.
-func (r *Registry) VersionBefore(ctx context.Context, serverID uuid.UUID, version string) (string, bool, error) {
+func (r *Intelligence) VersionBefore(ctx context.Context, serverID uuid.UUID, version string) (string, bool, error) {
 	var exists bool
 	var before *string
 	err := r.pool.QueryRow(ctx, `
@@ -145,7 +145,7 @@ FROM first`, serverID, version).Scan(&exists, &before)
 	case err != nil:
 		return "", false, err
 	case !exists:
-		return "", false, intel.ErrVersionNotFound
+		return "", false, intelligence.ErrVersionNotFound
 	case before == nil:
 		return "", false, nil
 	}
@@ -154,7 +154,7 @@ FROM first`, serverID, version).Scan(&exists, &before)
 
 // Changes pages through a change feed, newest first. Each filter combination the routes use has an
 // index in keyset order (migration 00002).
-func (r *Registry) Changes(ctx context.Context, f intel.ChangeFilter, p intel.Page) ([]intel.Change, string, error) {
+func (r *Intelligence) Changes(ctx context.Context, f intelligence.ChangeFilter, p intelligence.Page) ([]intelligence.Change, string, error) {
 	before, err := pageStart(p.Cursor)
 	if err != nil {
 		return nil, "", err
@@ -191,36 +191,36 @@ func (r *Registry) Changes(ctx context.Context, f intel.ChangeFilter, p intel.Pa
 // (namespace, name), and nothing the server's snapshots or changes hold. The server state read pairs
 // it with the snapshot and change it points to, which are immutable and so cached by id
 // (internal/readcache): on a warm cache this is the read's only statement.
-func (r *Registry) ServerHead(ctx context.Context, key intel.ServerKey) (intel.ServerHead, error) {
-	h := intel.ServerHead{Key: key}
+func (r *Intelligence) ServerHead(ctx context.Context, key intelligence.ServerKey) (intelligence.ServerHead, error) {
+	h := intelligence.ServerHead{Key: key}
 	var latest uuid.NullUUID
 	err := r.pool.QueryRow(ctx, `
 SELECT id, current_snapshot_id, latest_change_id, change_count, high_risk_change_count, first_seen_at, last_seen_at
 FROM intel_servers WHERE namespace = $1 AND name = $2 AND current_snapshot_id IS NOT NULL`, key.Namespace, key.Name).
 		Scan(&h.ID, &h.CurrentSnapshotID, &latest, &h.ChangeCount, &h.HighRiskChangeCount, &h.FirstSeenAt, &h.LastSeenAt)
 	h.LatestChangeID = latest.UUID
-	return h, registryNotFound(err, intel.ErrServerNotFound)
+	return h, registryNotFound(err, intelligence.ErrServerNotFound)
 }
 
 // Snapshot returns one snapshot by id. Snapshots are never deleted, so a missing one (an id a server
 // row pointed to) is an internal error, not a client's.
-func (r *Registry) Snapshot(ctx context.Context, id uuid.UUID) (intel.Snapshot, error) {
+func (r *Intelligence) Snapshot(ctx context.Context, id uuid.UUID) (intelligence.Snapshot, error) {
 	var sc snapshotScan
 	if err := r.pool.QueryRow(ctx, `SELECT `+snapshotColumns+` FROM intel_snapshots x WHERE x.id = $1`, id).Scan(sc.dest()...); err != nil {
-		return intel.Snapshot{}, fmt.Errorf("snapshot %s: %w", id, err)
+		return intelligence.Snapshot{}, fmt.Errorf("snapshot %s: %w", id, err)
 	}
 	return sc.snapshot()
 }
 
 // Change returns one change by id. Changes are never deleted either.
-func (r *Registry) Change(ctx context.Context, id uuid.UUID) (intel.Change, error) {
+func (r *Intelligence) Change(ctx context.Context, id uuid.UUID) (intelligence.Change, error) {
 	rows, err := r.pool.Query(ctx, `SELECT `+changeColumns+` FROM intel_changes WHERE id = $1`, id)
 	if err != nil {
-		return intel.Change{}, err
+		return intelligence.Change{}, err
 	}
 	c, err := pgx.CollectExactlyOneRow(rows, scanChangeAt)
 	if err != nil {
-		return intel.Change{}, fmt.Errorf("change %s: %w", id, err)
+		return intelligence.Change{}, fmt.Errorf("change %s: %w", id, err)
 	}
 	return c.item, nil
 }

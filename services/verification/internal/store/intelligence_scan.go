@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
 )
 
 const snapshotColumns = `x.id, x.server_id, x.previous_snapshot_id, x.registry, x.status, x.status_message, x.is_latest,
@@ -15,7 +15,7 @@ x.content_hash, x.server_json, x.published_at, x.registry_updated_at, x.observed
 
 // snapshotScan receives the snapshotColumns of a row (table alias x).
 type snapshotScan struct {
-	s                  intel.Snapshot
+	s                  intelligence.Snapshot
 	previous           uuid.NullUUID
 	raw                []byte
 	published, updated *time.Time
@@ -28,22 +28,22 @@ func (sc *snapshotScan) dest() []any {
 		&s.ContentHash, &sc.raw, &sc.published, &sc.updated, &s.ObservedAt, &sc.seq}
 }
 
-func (sc *snapshotScan) snapshot() (intel.Snapshot, error) {
+func (sc *snapshotScan) snapshot() (intelligence.Snapshot, error) {
 	s := sc.s
 	s.PreviousID = sc.previous.UUID
 	s.PublishedAt, s.UpdatedAt = deref(sc.published), deref(sc.updated)
 	var err error
 	// Validated when it was observed; failing here means something else wrote the row.
-	if s.Server, err = intel.DecodeServer(sc.raw); err != nil {
+	if s.Server, err = intelligence.DecodeServer(sc.raw); err != nil {
 		return s, fmt.Errorf("snapshot %s: %w", s.ID, err)
 	}
 	return s, nil
 }
 
-func scanSnapshot(row pgx.CollectableRow) (intel.Snapshot, error) {
+func scanSnapshot(row pgx.CollectableRow) (intelligence.Snapshot, error) {
 	var sc snapshotScan
 	if err := row.Scan(sc.dest()...); err != nil {
-		return intel.Snapshot{}, err
+		return intelligence.Snapshot{}, err
 	}
 	return sc.snapshot()
 }
@@ -54,26 +54,26 @@ type positioned[T any] struct {
 	seq  int64
 }
 
-func scanSnapshotAt(row pgx.CollectableRow) (positioned[intel.Snapshot], error) {
+func scanSnapshotAt(row pgx.CollectableRow) (positioned[intelligence.Snapshot], error) {
 	var sc snapshotScan
 	if err := row.Scan(sc.dest()...); err != nil {
-		return positioned[intel.Snapshot]{}, err
+		return positioned[intelligence.Snapshot]{}, err
 	}
 	s, err := sc.snapshot()
-	return positioned[intel.Snapshot]{s, sc.seq}, err
+	return positioned[intelligence.Snapshot]{s, sc.seq}, err
 }
 
 const changeColumns = `id, server_id, namespace, name, from_snapshot_id, to_snapshot_id, from_version, to_version,
 field, old_value, new_value, change_type, risk, summary, detected_at, seq`
 
-func scanChangeAt(row pgx.CollectableRow) (positioned[intel.Change], error) {
-	var c intel.Change
+func scanChangeAt(row pgx.CollectableRow) (positioned[intelligence.Change], error) {
+	var c intelligence.Change
 	var seq int64
 	var changeType, risk string
 	err := row.Scan(&c.ID, &c.ServerID, &c.Key.Namespace, &c.Key.Name, &c.FromSnapshotID, &c.ToSnapshotID,
 		&c.FromVersion, &c.ToVersion, &c.Field, &c.Old, &c.New, &changeType, &risk, &c.Summary, &c.DetectedAt, &seq)
-	c.Type, c.Risk = intel.ChangeType(changeType), intel.Risk(risk)
-	return positioned[intel.Change]{c, seq}, err
+	c.Type, c.Risk = intelligence.ChangeType(changeType), intelligence.Risk(risk)
+	return positioned[intelligence.Change]{c, seq}, err
 }
 
 // trimPositioned cuts the extra row a page query asked for and returns the items and the cursor of

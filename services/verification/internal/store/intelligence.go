@@ -11,27 +11,27 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
 )
 
-// Registry is the registry-intelligence persistence: it implements intel.SyncStore and
-// intel.ReadStore on a pgx pool (tables of migration 00002).
-type Registry struct {
+// Intelligence is the registry-intelligence persistence: it implements intelligence.SyncStore and
+// intelligence.ReadStore on a pgx pool (tables of migration 00002).
+type Intelligence struct {
 	pool *pgxpool.Pool
 }
 
 var (
-	_ intel.SyncStore = (*Registry)(nil)
-	_ intel.ReadStore = (*Registry)(nil)
+	_ intelligence.SyncStore = (*Intelligence)(nil)
+	_ intelligence.ReadStore = (*Intelligence)(nil)
 )
 
-// NewRegistry returns a Registry.
-func NewRegistry(pool *pgxpool.Pool) *Registry { return &Registry{pool: pool} }
+// NewIntelligence returns the registry-intelligence store.
+func NewIntelligence(pool *pgxpool.Pool) *Intelligence { return &Intelligence{pool: pool} }
 
 // WithRegistryLock holds a session-level advisory lock on the registry for the duration of fn, on a
 // dedicated connection, so that no two replicas poll the same registry at once. A crashed holder's
 // lock goes with its connection.
-func (r *Registry) WithRegistryLock(ctx context.Context, registry string, fn func(context.Context) error) error {
+func (r *Intelligence) WithRegistryLock(ctx context.Context, registry string, fn func(context.Context) error) error {
 	conn, err := r.pool.Acquire(ctx)
 	if err != nil {
 		return err
@@ -42,7 +42,7 @@ func (r *Registry) WithRegistryLock(ctx context.Context, registry string, fn fun
 		return err
 	}
 	if !locked {
-		return intel.ErrSyncInProgress
+		return intelligence.ErrSyncInProgress
 	}
 	defer func() {
 		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtextextended('intel-registry:' || $1, 0))`, registry)
@@ -51,8 +51,8 @@ func (r *Registry) WithRegistryLock(ctx context.Context, registry string, fn fun
 }
 
 // RegistryState returns the registry's sync position, creating its row on first use.
-func (r *Registry) RegistryState(ctx context.Context, registry string) (intel.RegistryState, error) {
-	st := intel.RegistryState{SinceLastPoll: -1}
+func (r *Intelligence) RegistryState(ctx context.Context, registry string) (intelligence.RegistryState, error) {
+	st := intelligence.RegistryState{SinceLastPoll: -1}
 	var hwm, fullDone *time.Time
 	var sinceLastPoll *float64
 	err := r.pool.QueryRow(ctx, `
@@ -80,7 +80,7 @@ SELECT high_water_mark, full_sync_done_at, extract(epoch FROM now() - last_poll_
 
 // FinishPoll records a poll's outcome. A successful poll moves the high-water mark (never backwards)
 // and marks the full sync done; a failed one only counts the failure.
-func (r *Registry) FinishPoll(ctx context.Context, registry string, o intel.PollOutcome) error {
+func (r *Intelligence) FinishPoll(ctx context.Context, registry string, o intelligence.PollOutcome) error {
 	if !o.OK {
 		_, err := r.pool.Exec(ctx, `
 UPDATE intel_registries SET last_poll_at = now(), consecutive_failures = consecutive_failures + 1, last_error = $2, last_skipped = $3
@@ -115,15 +115,15 @@ func decodeCursor(s string) (int64, error) {
 	}
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
-		return 0, intel.ErrBadCursor
+		return 0, intelligence.ErrBadCursor
 	}
 	digits, ok := strings.CutPrefix(string(b), cursorPrefix)
 	if !ok {
-		return 0, intel.ErrBadCursor
+		return 0, intelligence.ErrBadCursor
 	}
 	seq, err := strconv.ParseInt(digits, 10, 64)
 	if err != nil || seq <= 0 {
-		return 0, intel.ErrBadCursor
+		return 0, intelligence.ErrBadCursor
 	}
 	return seq, nil
 }

@@ -1,11 +1,11 @@
-package intel_test
+package intelligence_test
 
 import (
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel/registryfixture"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence/registryfixture"
 )
 
 // benchServers is the size of the benchmark registry (issue 5, "Performance").

@@ -7,7 +7,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
-	"github.com/trustlayer/trustlayer/services/verification/internal/intel"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
 )
 
 // intelTime returns nil for a zero time, so that absent registry timestamps are absent in JSON.
@@ -19,7 +19,7 @@ func intelTime(t time.Time) *timestamppb.Timestamp {
 }
 
 // intelServerJSON returns a snapshot's server.json as a Struct.
-func intelServerJSON(s intel.Server) *structpb.Struct {
+func intelServerJSON(s intelligence.Server) *structpb.Struct {
 	out := &structpb.Struct{}
 	if err := out.UnmarshalJSON(s.JSON); err != nil {
 		return nil // validated as a JSON object when observed; unreachable
@@ -29,7 +29,7 @@ func intelServerJSON(s intel.Server) *structpb.Struct {
 
 // intelServerTemplate returns the part of a server state answer that the snapshot determines
 // (fields 1 to 18 and server_json): immutable, so readcache keeps it by snapshot id.
-func intelServerTemplate(key intel.ServerKey, cur intel.Snapshot) *verificationv1.IntelligenceServerResponse {
+func intelServerTemplate(key intelligence.ServerKey, cur intelligence.Snapshot) *verificationv1.IntelligenceServerResponse {
 	srv := cur.Server
 	out := &verificationv1.IntelligenceServerResponse{
 		Namespace: key.Namespace, Name: key.Name, FullName: key.String(),
@@ -58,7 +58,7 @@ func intelServerTemplate(key intel.ServerKey, cur intel.Snapshot) *verificationv
 	return out
 }
 
-func intelInputs(in []intel.Input) []*verificationv1.IntelligenceInput {
+func intelInputs(in []intelligence.Input) []*verificationv1.IntelligenceInput {
 	out := make([]*verificationv1.IntelligenceInput, 0, len(in))
 	for _, i := range in {
 		out = append(out, &verificationv1.IntelligenceInput{
@@ -68,7 +68,7 @@ func intelInputs(in []intel.Input) []*verificationv1.IntelligenceInput {
 	return out
 }
 
-func intelHistoryEntryToProto(s intel.Snapshot) *verificationv1.IntelligenceHistoryEntry {
+func intelHistoryEntryToProto(s intelligence.Snapshot) *verificationv1.IntelligenceHistoryEntry {
 	return &verificationv1.IntelligenceHistoryEntry{
 		SnapshotId: s.ID.String(), Version: s.Server.Version, Status: s.Status, StatusMessage: s.StatusMessage,
 		IsLatest: s.IsLatest, ContentHash: s.ContentHash, Registry: s.Registry,
@@ -77,7 +77,7 @@ func intelHistoryEntryToProto(s intel.Snapshot) *verificationv1.IntelligenceHist
 	}
 }
 
-func intelChangeToProto(c intel.Change) *verificationv1.IntelligenceChange {
+func intelChangeToProto(c intelligence.Change) *verificationv1.IntelligenceChange {
 	return &verificationv1.IntelligenceChange{
 		Id: c.ID.String(), Namespace: c.Key.Namespace, Name: c.Key.Name, FromVersion: c.FromVersion, ToVersion: c.ToVersion,
 		FromSnapshotId: c.FromSnapshotID.String(), ToSnapshotId: c.ToSnapshotID.String(),
@@ -86,7 +86,7 @@ func intelChangeToProto(c intel.Change) *verificationv1.IntelligenceChange {
 	}
 }
 
-func intelChangesToProto(items []intel.Change, next string) *verificationv1.IntelligenceChangesResponse {
+func intelChangesToProto(items []intelligence.Change, next string) *verificationv1.IntelligenceChangesResponse {
 	out := &verificationv1.IntelligenceChangesResponse{Items: make([]*verificationv1.IntelligenceChange, 0, len(items)), NextCursor: next}
 	for _, c := range items {
 		out.Items = append(out.Items, intelChangeToProto(c))
@@ -94,7 +94,7 @@ func intelChangesToProto(items []intel.Change, next string) *verificationv1.Inte
 	return out
 }
 
-func intelDiffToProto(changes []intel.FieldChange) []*verificationv1.IntelligenceDiffEntry {
+func intelDiffToProto(changes []intelligence.FieldChange) []*verificationv1.IntelligenceDiffEntry {
 	out := make([]*verificationv1.IntelligenceDiffEntry, 0, len(changes))
 	for _, c := range changes {
 		out = append(out, &verificationv1.IntelligenceDiffEntry{
@@ -104,7 +104,7 @@ func intelDiffToProto(changes []intel.FieldChange) []*verificationv1.Intelligenc
 	return out
 }
 
-func intelCompareResultToProto(r intel.CompareResult) *verificationv1.IntelligenceCompareResult {
+func intelCompareResultToProto(r intelligence.CompareResult) *verificationv1.IntelligenceCompareResult {
 	out := &verificationv1.IntelligenceCompareResult{
 		Index: int32(r.Index), Namespace: r.Item.Key.Namespace, Name: r.Item.Key.Name, From: r.Item.From, To: r.Item.To,
 		Changes: []*verificationv1.IntelligenceDiffEntry{},
@@ -115,6 +115,6 @@ func intelCompareResultToProto(r intel.CompareResult) *verificationv1.Intelligen
 	}
 	out.FromSnapshotId, out.ToSnapshotId = r.Diff.From.ID.String(), r.Diff.To.ID.String()
 	out.Changes = intelDiffToProto(r.Diff.Changes)
-	out.HighestRisk = string(intel.HighestRisk(r.Diff.Changes))
+	out.HighestRisk = string(intelligence.HighestRisk(r.Diff.Changes))
 	return out
 }
