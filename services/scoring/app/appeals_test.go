@@ -17,14 +17,14 @@ func TestAppeals(t *testing.T) {
 		"payer_class":         "commercial",
 		"payer_name":          "Acme Health Plan",
 	}
-	if r := s.call("POST", "/v1/claims/appeals/generate", body, nil); r.status != 401 {
-		t.Fatalf("appeal without a key: %d", r.status)
+	if r := s.Do("POST", "/v1/claims/appeals/generate", body, nil); r.Status != 401 {
+		t.Fatalf("appeal without a key: %d", r.Status)
 	}
-	first := s.call("POST", "/v1/claims/appeals/generate", body, key)
-	if first.status != 200 {
-		t.Fatalf("appeal: %d %s", first.status, first.body)
+	first := s.Do("POST", "/v1/claims/appeals/generate", body, key)
+	if first.Status != 200 {
+		t.Fatalf("appeal: %d %s", first.Status, first.Body)
 	}
-	a := first.obj(t)
+	a := first.Object(t)
 	if a["generator_version"] != "0.1.2" || !strings.HasPrefix(a["appeal_id"].(string), "apl_") || a["priority"] != "high" {
 		t.Fatalf("appeal header: %v", a)
 	}
@@ -35,25 +35,25 @@ func TestAppeals(t *testing.T) {
 	if d := a["appeal_deadline"].(map[string]any); d["date"] != "2027-04-18" || d["window_days"] != 180.0 {
 		t.Fatalf("deadline: %v", d)
 	}
-	if bytes.Contains(first.body, []byte("PT-778812")) {
+	if bytes.Contains(first.Body, []byte("PT-778812")) {
 		t.Fatal("the appeal echoes the patient id")
 	}
 	// Deterministic: the same context gives the same bytes.
-	if again := s.call("POST", "/v1/claims/appeals/generate", body, key); !bytes.Equal(again.body, first.body) {
-		t.Fatalf("not deterministic:\n%s\n%s", first.body, again.body)
+	if again := s.Do("POST", "/v1/claims/appeals/generate", body, key); !bytes.Equal(again.Body, first.Body) {
+		t.Fatalf("not deterministic:\n%s\n%s", first.Body, again.Body)
 	}
 	for name, bad := range map[string]map[string]any{
 		"malformed code": with(body, "denial_reason_codes", []string{"fifty"}),
 		"no codes":       with(body, "denial_reason_codes", []string{}),
 		"claim field":    with(body, "claim", with(denialClaim(), "cpt_code", "9")),
 	} {
-		r := s.call("POST", "/v1/claims/appeals/generate", bad, key)
-		if _, ok := r.obj(t)["detail"].(string); r.status != 422 || !ok {
-			t.Errorf("%s: %d %s", name, r.status, r.body)
+		r := s.Do("POST", "/v1/claims/appeals/generate", bad, key)
+		if _, ok := r.Object(t)["detail"].(string); r.Status != 422 || !ok {
+			t.Errorf("%s: %d %s", name, r.Status, r.Body)
 		}
 	}
 	// Appeals are not billable.
-	if u := s.call("GET", "/v1/usage", nil, key).obj(t); u["billable_calls"] != 0.0 {
+	if u := s.Do("GET", "/v1/usage", nil, key).Object(t); u["billable_calls"] != 0.0 {
 		t.Fatalf("appeals billed: %v", u)
 	}
 }

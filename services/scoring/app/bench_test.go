@@ -2,13 +2,16 @@ package app_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"testing"
 
+	"github.com/trustlayer/trustlayer/pkg/platform"
 	"github.com/trustlayer/trustlayer/services/scoring/app"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/api"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/meter"
 )
 
 // BenchmarkScoreOverHTTP sends POST /v1/score through the whole service: HTTP server, gateway,
@@ -19,16 +22,19 @@ import (
 // -memprofile to see where a request's time and bytes go.
 func BenchmarkScoreOverHTTP(b *testing.B) {
 	for _, tc := range []struct {
-		name   string
-		adjust func(*app.Config)
+		name string
+		opts []app.Option
 	}{
 		{"metering_on", nil},
-		{"metering_off", func(c *app.Config) { c.Limiter = api.NewUnlimited }},
-		{"records_off", func(c *app.Config) { c.Limiter = api.NewUnmetered }},
+		{"metering_off", []app.Option{app.WithLimiter(func(m *meter.Meter) api.Limiter { return unlimited{m} })}},
+		{"records_off", []app.Option{app.WithLimiter(func(*meter.Meter) api.Limiter { return unmetered{} })}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			// At warn, as scoring-bench runs it: no access or decision log line per request.
-			s := startAdjusted(b, testEnv(b, map[string]string{"SCORING_LOG_LEVEL": "warn", "SCORING_USAGE_FLUSH_INTERVAL": "1s"}), tc.adjust)
+			env := testEnv(b, map[string]string{"SCORING_LOG_LEVEL": "warn", "SCORING_USAGE_FLUSH_INTERVAL": "1s"})
+			s := startBoot(b, env, func(ctx context.Context, getenv func(string) string, logs io.Writer) (*platform.Platform, error) {
+				return app.BootWith(ctx, getenv, logs, tc.opts...)
+			})
 			benchScore(b, s)
 		})
 	}
@@ -49,7 +55,7 @@ func benchScore(b *testing.B, s *stack) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		req, err := http.NewRequest("POST", s.base+"/v1/score", bytes.NewReader(body))
+		req, err := http.NewRequest("POST", s.URL+"/v1/score", bytes.NewReader(body))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -66,4 +72,18 @@ func benchScore(b *testing.B, s *stack) {
 		}
 		i++
 	}
+}
+
+// unlimited admits every request and counts none, but stores each request's record through the meter.
+type unlimited struct{ m *meter.Meter }
+
+func (u unlimited) Admit(_ context.Context, _ string, _ meter.Plan, n int) (meter.Ticket, error) {
+	return u.m.Unlimited(n), nil
+}
+
+// unmetered admits every request and meters none, so it stores no request record either.
+type unmetered struct{}
+
+func (unmetered) Admit(context.Context, string, meter.Plan, int) (meter.Ticket, error) {
+	return meter.Ticket{}, nil
 }

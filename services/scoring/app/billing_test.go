@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -16,6 +15,7 @@ import (
 	"github.com/stripe/stripe-go/v85"
 	"github.com/stripe/stripe-go/v85/webhook"
 
+	"github.com/trustlayer/trustlayer/pkg/servicetest"
 	"github.com/trustlayer/trustlayer/services/scoring/app"
 )
 
@@ -97,32 +97,10 @@ func stripeEvent(id, typ string, created time.Time, object map[string]any) []byt
 
 // deliver posts a webhook the way Stripe does: the raw JSON body and a Stripe-Signature header over
 // "timestamp.body" with the endpoint's secret, signed at signedAt.
-func (s *stack) deliver(payload []byte, secret string, signedAt time.Time) reply {
+func (s *stack) deliver(payload []byte, secret string, signedAt time.Time) servicetest.Reply {
 	s.t.Helper()
 	signed := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: payload, Secret: secret, Timestamp: signedAt})
-	return s.post("/v1/billing/webhook", payload, map[string]string{"Stripe-Signature": signed.Header})
-}
-
-func (s *stack) post(path string, body []byte, header map[string]string) reply {
-	s.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, s.base+path, strings.NewReader(string(body)))
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return reply{status: resp.StatusCode, header: resp.Header, body: b}
+	return s.Do("POST", "/v1/billing/webhook", payload, map[string]string{"Stripe-Signature": signed.Header})
 }
 
 func checkoutCompleted(accountID, subscriptionID, email string) map[string]any {
@@ -153,46 +131,37 @@ func invoice(id, subscriptionID, accountID string) map[string]any {
 	}
 }
 
-func (s *stack) count(query string, args ...any) int {
-	s.t.Helper()
-	var n int
-	if err := s.pool.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
-		s.t.Fatal(err)
-	}
-	return n
-}
-
 // TestBillingUpgradesTrialKeyInPlace is the spec's transition: a trial key that used its quota gets
 // 402, opens a checkout, the processor's signed webhook upgrades the same key and account, and the
 // key scores again at once with the paid plan's limits while its month's usage keeps counting.
 func TestBillingUpgradesTrialKeyInPlace(t *testing.T) {
 	t.Parallel()
 	s, peer := startBilling(t)
-	trial := s.call("POST", "/v1/keys/trial", nil, nil).obj(t)
+	trial := s.Do("POST", "/v1/keys/trial", nil, nil).Object(t)
 	key, keyID, accountID := trial["api_key"].(string), trial["key_id"].(string), trial["account_id"].(string)
 
 	month := time.Now().UTC().Format("2006-01")
-	if _, err := s.pool.Exec(context.Background(), `INSERT INTO usage_counters (key_id, period, calls) VALUES ($1, $2, 1000)`, keyID, month); err != nil {
+	if _, err := s.Pool.Exec(context.Background(), `INSERT INTO usage_counters (key_id, period, calls) VALUES ($1, $2, 1000)`, keyID, month); err != nil {
 		t.Fatal(err)
 	}
 	r := score(s, key)
-	if r.status != 402 {
-		t.Fatalf("trial key past its quota: %d %s, want 402", r.status, r.body)
+	if r.Status != 402 {
+		t.Fatalf("trial key past its quota: %d %s, want 402", r.Status, r.Body)
 	}
-	upgradeURL := r.obj(t)["upgrade_url"].(string)
+	upgradeURL := r.Object(t)["upgrade_url"].(string)
 	if !strings.HasSuffix(upgradeURL, "/v1/billing/checkout-session") {
 		t.Fatalf("upgrade_url %q", upgradeURL)
 	}
 
 	// Checkout: the trial key as bearer, no body.
-	if r := s.call("POST", "/v1/billing/checkout-session", nil, nil); r.status != 401 {
-		t.Fatalf("checkout without bearer: %d %s, want 401", r.status, r.body)
+	if r := s.Do("POST", "/v1/billing/checkout-session", nil, nil); r.Status != 401 {
+		t.Fatalf("checkout without bearer: %d %s, want 401", r.Status, r.Body)
 	}
-	r = s.call("POST", "/v1/billing/checkout-session", nil, bearer(key))
-	co := r.obj(t)
-	if r.status != 201 || co["checkout_session_id"] != "cs_test_1" || co["url"] != "https://checkout.stripe.test/c/pay/cs_test_1" ||
+	r = s.Do("POST", "/v1/billing/checkout-session", nil, bearer(key))
+	co := r.Object(t)
+	if r.Status != 201 || co["checkout_session_id"] != "cs_test_1" || co["url"] != "https://checkout.stripe.test/c/pay/cs_test_1" ||
 		co["account_id"] != accountID || co["key_id"] != keyID || co["plan"] != "trial" || co["target_plan"] != "paid" || co["expires_at"] == nil {
-		t.Fatalf("checkout session: %d %s", r.status, r.body)
+		t.Fatalf("checkout session: %d %s", r.Status, r.Body)
 	}
 	form, auth := peer.last(t)
 	if auth != "Bearer "+stripeSecretKey {
@@ -213,41 +182,41 @@ func TestBillingUpgradesTrialKeyInPlace(t *testing.T) {
 	// The processor confirms: the same key moves to paid.
 	completed := stripeEvent("evt_checkout_1", "checkout.session.completed", time.Now(), checkoutCompleted(accountID, "sub_test_1", "Buyer@Example.com"))
 	r = s.deliver(completed, stripeWebhookSecret, time.Now())
-	if r.status != 200 || r.obj(t)["outcome"] != "upgraded" || r.obj(t)["event_id"] != "evt_checkout_1" {
-		t.Fatalf("checkout.session.completed: %d %s, want 200 upgraded", r.status, r.body)
+	if r.Status != 200 || r.Object(t)["outcome"] != "upgraded" || r.Object(t)["event_id"] != "evt_checkout_1" {
+		t.Fatalf("checkout.session.completed: %d %s, want 200 upgraded", r.Status, r.Body)
 	}
 	// No wait: this replica forgot the key's cached plan.
-	if r := score(s, key); r.status != 200 {
-		t.Fatalf("the same key after the upgrade: %d %s, want 200", r.status, r.body)
+	if r := score(s, key); r.Status != 200 {
+		t.Fatalf("the same key after the upgrade: %d %s, want 200", r.Status, r.Body)
 	}
-	lim := s.call("GET", "/v1/limits", nil, bearer(key)).obj(t)
+	lim := s.Do("GET", "/v1/limits", nil, bearer(key)).Object(t)
 	if lim["plan"] != "paid" || lim["hard_quota"] != false || lim["requests_per_second"] != 50.0 || lim["max_in_flight"] != 16.0 {
 		t.Fatalf("limits after the upgrade: %v", lim)
 	}
 	// Paid rate: more than the trial's burst of 5 in a row.
 	for i := range 8 {
-		if r := score(s, key); r.status != 200 {
-			t.Fatalf("paid call %d: %d %s", i, r.status, r.body)
+		if r := score(s, key); r.Status != 200 {
+			t.Fatalf("paid call %d: %d %s", i, r.Status, r.Body)
 		}
 	}
-	use := s.call("GET", "/v1/usage", nil, bearer(key)).obj(t)
+	use := s.Do("GET", "/v1/usage", nil, bearer(key)).Object(t)
 	if use["billable_calls"] != 1009.0 || use["overage_calls"] != 9.0 || use["plan"] != "paid" {
 		t.Fatalf("usage after the upgrade: %v, want the trial's 1,000 calls plus 9 (overage 9)", use)
 	}
 
 	// A redelivery of the same event changes nothing.
 	r = s.deliver(completed, stripeWebhookSecret, time.Now())
-	if r.status != 200 || r.obj(t)["outcome"] != "duplicate" {
-		t.Fatalf("replayed event: %d %s, want 200 duplicate", r.status, r.body)
+	if r.Status != 200 || r.Object(t)["outcome"] != "duplicate" {
+		t.Fatalf("replayed event: %d %s, want 200 duplicate", r.Status, r.Body)
 	}
-	if n := s.count(`SELECT count(*) FROM billing_events WHERE event_id = 'evt_checkout_1'`); n != 1 {
+	if n := s.Count(`SELECT count(*) FROM billing_events WHERE event_id = 'evt_checkout_1'`); n != 1 {
 		t.Fatalf("evt_checkout_1 stored %d times", n)
 	}
 
 	// The paid key may not open another checkout for itself.
-	if r := s.call("POST", "/v1/billing/checkout-session", nil, bearer(key)); r.status != 403 {
-		t.Fatalf("checkout with a paid key: %d %s, want 403", r.status, r.body)
-	} else if d, _ := r.obj(t)["detail"].(string); !strings.Contains(d, "paid plan") {
+	if r := s.Do("POST", "/v1/billing/checkout-session", nil, bearer(key)); r.Status != 403 {
+		t.Fatalf("checkout with a paid key: %d %s, want 403", r.Status, r.Body)
+	} else if d, _ := r.Object(t)["detail"].(string); !strings.Contains(d, "paid plan") {
 		t.Fatalf("403 detail %q", d)
 	}
 
@@ -268,21 +237,21 @@ func TestBillingUpgradesTrialKeyInPlace(t *testing.T) {
 		{"evt_sub_0", "customer.subscription.updated", t0.Add(-time.Second), subscription("sub_test_1", accountID, "past_due", periodEnd), "out_of_order"},
 	} {
 		r := s.deliver(stripeEvent(ev.id, ev.typ, ev.at, ev.object), stripeWebhookSecret, time.Now())
-		if r.status != 200 || r.obj(t)["outcome"] != ev.outcome {
-			t.Fatalf("%s %s: %d %s, want 200 %s", ev.id, ev.typ, r.status, r.body, ev.outcome)
+		if r.Status != 200 || r.Object(t)["outcome"] != ev.outcome {
+			t.Fatalf("%s %s: %d %s, want 200 %s", ev.id, ev.typ, r.Status, r.Body, ev.outcome)
 		}
 	}
 
 	// Support's view, by the checkout's e-mail (lower-cased), which the anonymous account took.
-	if r := s.call("GET", "/v1/billing/accounts/buyer@example.com/status", nil, nil); r.status != 401 {
-		t.Fatalf("status without admin token: %d %s, want 401", r.status, r.body)
+	if r := s.Do("GET", "/v1/billing/accounts/buyer@example.com/status", nil, nil); r.Status != 401 {
+		t.Fatalf("status without admin token: %d %s, want 401", r.Status, r.Body)
 	}
-	r = s.call("GET", "/v1/billing/accounts/buyer@example.com/status", nil, admin)
-	st := r.obj(t)
-	if r.status != 200 || st["plan"] != "paid" || st["subscription_state"] != "active" || st["last_payment_result"] != "succeeded" ||
+	r = s.Do("GET", "/v1/billing/accounts/buyer@example.com/status", nil, admin)
+	st := r.Object(t)
+	if r.Status != 200 || st["plan"] != "paid" || st["subscription_state"] != "active" || st["last_payment_result"] != "succeeded" ||
 		st["renewal_date"] != periodEnd.Format(time.RFC3339) || st["api_key_status"] != "active" || st["account_id"] != accountID ||
 		st["email"] != "buyer@example.com" || st["customer_id"] != "cus_test_1" || st["subscription_id"] != "sub_test_1" {
-		t.Fatalf("status: %d %s", r.status, r.body)
+		t.Fatalf("status: %d %s", r.Status, r.Body)
 	}
 	if ks := st["api_keys"].([]any); len(ks) != 1 || ks[0].(map[string]any)["key_id"] != keyID || ks[0].(map[string]any)["status"] != "active" {
 		t.Fatalf("status api_keys: %v", st["api_keys"])
@@ -290,46 +259,50 @@ func TestBillingUpgradesTrialKeyInPlace(t *testing.T) {
 
 	// Cancellation returns the account to trial limits; this month's 1,009 calls are past the quota.
 	r = s.deliver(stripeEvent("evt_sub_2", "customer.subscription.deleted", time.Now(), subscription("sub_test_1", accountID, "canceled", periodEnd)), stripeWebhookSecret, time.Now())
-	if r.status != 200 || r.obj(t)["outcome"] != "downgraded" {
-		t.Fatalf("customer.subscription.deleted: %d %s, want 200 downgraded", r.status, r.body)
+	if r.Status != 200 || r.Object(t)["outcome"] != "downgraded" {
+		t.Fatalf("customer.subscription.deleted: %d %s, want 200 downgraded", r.Status, r.Body)
 	}
-	if r := score(s, key); r.status != 402 {
-		t.Fatalf("after cancellation: %d %s, want 402", r.status, r.body)
+	if r := score(s, key); r.Status != 402 {
+		t.Fatalf("after cancellation: %d %s, want 402", r.Status, r.Body)
 	}
-	st = s.call("GET", "/v1/billing/accounts/buyer@example.com/status", nil, admin).obj(t)
+	st = s.Do("GET", "/v1/billing/accounts/buyer@example.com/status", nil, admin).Object(t)
 	if st["plan"] != "trial" || st["subscription_state"] != "canceled" {
 		t.Fatalf("status after cancellation: %v", st)
 	}
 	// A late update of the canceled subscription does not revive the plan.
 	r = s.deliver(stripeEvent("evt_sub_3", "customer.subscription.updated", time.Now().Add(time.Second), subscription("sub_test_1", accountID, "active", periodEnd)), stripeWebhookSecret, time.Now())
-	if r.status != 200 || r.obj(t)["outcome"] != "out_of_order" {
-		t.Fatalf("update after deletion: %d %s, want 200 out_of_order", r.status, r.body)
+	if r.Status != 200 || r.Object(t)["outcome"] != "out_of_order" {
+		t.Fatalf("update after deletion: %d %s, want 200 out_of_order", r.Status, r.Body)
 	}
 }
 
 func TestBillingWebhookRefusesWhatItCannotTrust(t *testing.T) {
 	t.Parallel()
 	s, _ := startBilling(t)
-	trial := s.call("POST", "/v1/keys/trial", nil, nil).obj(t)
+	trial := s.Do("POST", "/v1/keys/trial", nil, nil).Object(t)
 	accountID := trial["account_id"].(string)
 	completed := stripeEvent("evt_w_1", "checkout.session.completed", time.Now(), checkoutCompleted(accountID, "sub_w_1", "w@example.com"))
 
 	cases := []struct {
 		name   string
-		send   func() reply
+		send   func() servicetest.Reply
 		status int
 		detail string
 	}{
-		{"no signature", func() reply { return s.post("/v1/billing/webhook", completed, nil) }, 400, "Invalid webhook signature"},
-		{"another secret", func() reply { return s.deliver(completed, "whsec_someone_else", time.Now()) }, 400, "Invalid webhook signature"},
-		{"body changed after signing", func() reply {
+		{"no signature", func() servicetest.Reply { return s.Do("POST", "/v1/billing/webhook", completed, nil) }, 400, "Invalid webhook signature"},
+		{"another secret", func() servicetest.Reply { return s.deliver(completed, "whsec_someone_else", time.Now()) }, 400, "Invalid webhook signature"},
+		{"body changed after signing", func() servicetest.Reply {
 			signed := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: completed, Secret: stripeWebhookSecret})
 			tampered := []byte(strings.Replace(string(completed), `"paid"`, `"unpaid"`, 1))
-			return s.post("/v1/billing/webhook", tampered, map[string]string{"Stripe-Signature": signed.Header})
+			return s.Do("POST", "/v1/billing/webhook", tampered, map[string]string{"Stripe-Signature": signed.Header})
 		}, 400, "Invalid webhook signature"},
-		{"stale timestamp", func() reply { return s.deliver(completed, stripeWebhookSecret, time.Now().Add(-10*time.Minute)) }, 400, "tolerance"},
-		{"not an event", func() reply { return s.deliver([]byte(`{"object":"charge"}`), stripeWebhookSecret, time.Now()) }, 400, "Unreadable webhook event"},
-		{"another API version", func() reply {
+		{"stale timestamp", func() servicetest.Reply {
+			return s.deliver(completed, stripeWebhookSecret, time.Now().Add(-10*time.Minute))
+		}, 400, "tolerance"},
+		{"not an event", func() servicetest.Reply {
+			return s.deliver([]byte(`{"object":"charge"}`), stripeWebhookSecret, time.Now())
+		}, 400, "Unreadable webhook event"},
+		{"another API version", func() servicetest.Reply {
 			var m map[string]any
 			_ = json.Unmarshal(completed, &m)
 			m["api_version"] = "2020-08-27"
@@ -339,39 +312,39 @@ func TestBillingWebhookRefusesWhatItCannotTrust(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := c.send()
-		if r.status != c.status || !strings.Contains(r.obj(t)["detail"].(string), c.detail) {
-			t.Errorf("%s: %d %s, want %d with a detail naming %q", c.name, r.status, r.body, c.status, c.detail)
+		if r.Status != c.status || !strings.Contains(r.Object(t)["detail"].(string), c.detail) {
+			t.Errorf("%s: %d %s, want %d with a detail naming %q", c.name, r.Status, r.Body, c.status, c.detail)
 		}
 	}
-	if n := s.count(`SELECT count(*) FROM billing_events`); n != 0 {
+	if n := s.Count(`SELECT count(*) FROM billing_events`); n != 0 {
 		t.Fatalf("refused deliveries stored %d events", n)
 	}
-	if n := s.count(`SELECT count(*) FROM accounts WHERE id = $1 AND plan = 'trial'`, accountID); n != 1 {
+	if n := s.Count(`SELECT count(*) FROM accounts WHERE id = $1 AND plan = 'trial'`, accountID); n != 1 {
 		t.Fatal("a refused delivery changed the plan")
 	}
 
 	// Event types the service does not act on are acknowledged and not stored.
 	r := s.deliver(stripeEvent("evt_w_2", "charge.refunded", time.Now(), map[string]any{"id": "ch_1", "object": "charge"}), stripeWebhookSecret, time.Now())
-	if r.status != 200 || r.obj(t)["outcome"] != "ignored" {
-		t.Fatalf("unknown event type: %d %s, want 200 ignored", r.status, r.body)
+	if r.Status != 200 || r.Object(t)["outcome"] != "ignored" {
+		t.Fatalf("unknown event type: %d %s, want 200 ignored", r.Status, r.Body)
 	}
 	// An event about no account of ours is recorded once and changes nothing.
 	stranger := stripeEvent("evt_w_3", "checkout.session.completed", time.Now(), map[string]any{
 		"id": "cs_x", "object": "checkout.session", "status": "complete", "payment_status": "paid", "customer": "cus_unknown",
 	})
 	for _, want := range []string{"unknown_account", "duplicate"} {
-		if r := s.deliver(stranger, stripeWebhookSecret, time.Now()); r.status != 200 || r.obj(t)["outcome"] != want {
-			t.Fatalf("event of an unknown account: %d %s, want 200 %s", r.status, r.body, want)
+		if r := s.deliver(stranger, stripeWebhookSecret, time.Now()); r.Status != 200 || r.Object(t)["outcome"] != want {
+			t.Fatalf("event of an unknown account: %d %s, want 200 %s", r.Status, r.Body, want)
 		}
 	}
 	// An asynchronous payment completes the checkout unpaid: no upgrade until invoice.paid.
 	unpaid := checkoutCompleted(accountID, "sub_w_1", "w@example.com")
 	unpaid["payment_status"] = "unpaid"
-	if r := s.deliver(stripeEvent("evt_w_4", "checkout.session.completed", time.Now(), unpaid), stripeWebhookSecret, time.Now()); r.obj(t)["outcome"] != "recorded" {
-		t.Fatalf("unpaid checkout: %d %s, want recorded", r.status, r.body)
+	if r := s.deliver(stripeEvent("evt_w_4", "checkout.session.completed", time.Now(), unpaid), stripeWebhookSecret, time.Now()); r.Object(t)["outcome"] != "recorded" {
+		t.Fatalf("unpaid checkout: %d %s, want recorded", r.Status, r.Body)
 	}
-	if r := s.deliver(stripeEvent("evt_w_5", "invoice.paid", time.Now(), invoice("in_w_1", "sub_w_1", accountID)), stripeWebhookSecret, time.Now()); r.obj(t)["outcome"] != "upgraded" {
-		t.Fatalf("invoice.paid after an unpaid checkout: %d %s, want upgraded", r.status, r.body)
+	if r := s.deliver(stripeEvent("evt_w_5", "invoice.paid", time.Now(), invoice("in_w_1", "sub_w_1", accountID)), stripeWebhookSecret, time.Now()); r.Object(t)["outcome"] != "upgraded" {
+		t.Fatalf("invoice.paid after an unpaid checkout: %d %s, want upgraded", r.Status, r.Body)
 	}
 }
 
@@ -380,7 +353,7 @@ func TestBillingWebhookRefusesWhatItCannotTrust(t *testing.T) {
 func TestBillingConcurrentDeliveriesApplyOnce(t *testing.T) {
 	t.Parallel()
 	s, _ := startBilling(t)
-	accountID := s.call("POST", "/v1/keys/trial", nil, nil).obj(t)["account_id"].(string)
+	accountID := s.Do("POST", "/v1/keys/trial", nil, nil).Object(t)["account_id"].(string)
 	ev := stripeEvent("evt_c_1", "checkout.session.completed", time.Now(), checkoutCompleted(accountID, "sub_c_1", "c@example.com"))
 	outcomes := make([]string, 8)
 	var wg sync.WaitGroup
@@ -389,7 +362,7 @@ func TestBillingConcurrentDeliveriesApplyOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			signed := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: ev, Secret: stripeWebhookSecret})
-			req, _ := http.NewRequest(http.MethodPost, s.base+"/v1/billing/webhook", strings.NewReader(string(ev)))
+			req, _ := http.NewRequest(http.MethodPost, s.URL+"/v1/billing/webhook", strings.NewReader(string(ev)))
 			req.Header.Set("Stripe-Signature", signed.Header)
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -420,25 +393,25 @@ func TestBillingConcurrentDeliveriesApplyOnce(t *testing.T) {
 func TestBillingAdminCheckoutAndStatus(t *testing.T) {
 	t.Parallel()
 	s, peer := startBilling(t)
-	issued := s.call("POST", "/v1/apikeys/issue", map[string]any{"plan": "trial", "email": "Clinic@Example.com"}, admin).obj(t)
-	paid := s.call("POST", "/v1/apikeys/issue", map[string]any{"plan": "paid", "email": "paid@example.com"}, admin).obj(t)
-	trialKeyID := s.call("POST", "/v1/keys/trial", nil, nil).obj(t)["key_id"].(string)
+	issued := s.Do("POST", "/v1/apikeys/issue", map[string]any{"plan": "trial", "email": "Clinic@Example.com"}, admin).Object(t)
+	paid := s.Do("POST", "/v1/apikeys/issue", map[string]any{"plan": "paid", "email": "paid@example.com"}, admin).Object(t)
+	trialKeyID := s.Do("POST", "/v1/keys/trial", nil, nil).Object(t)["key_id"].(string)
 
 	const path = "/v1/billing/checkout/session"
-	if r := s.call("POST", path, map[string]any{"email": "clinic@example.com"}, bearer(issued["api_key"].(string))); r.status != 401 {
-		t.Fatalf("admin checkout with a bearer key: %d %s, want 401", r.status, r.body)
+	if r := s.Do("POST", path, map[string]any{"email": "clinic@example.com"}, bearer(issued["api_key"].(string))); r.Status != 401 {
+		t.Fatalf("admin checkout with a bearer key: %d %s, want 401", r.Status, r.Body)
 	}
-	r := s.call("POST", path, map[string]any{"email": "clinic@example.com"}, admin)
-	co := r.obj(t)
-	if r.status != 201 || co["account_id"] != issued["account_id"] || co["email"] != "clinic@example.com" || co["url"] == "" {
-		t.Fatalf("admin checkout by e-mail: %d %s", r.status, r.body)
+	r := s.Do("POST", path, map[string]any{"email": "clinic@example.com"}, admin)
+	co := r.Object(t)
+	if r.Status != 201 || co["account_id"] != issued["account_id"] || co["email"] != "clinic@example.com" || co["url"] == "" {
+		t.Fatalf("admin checkout by e-mail: %d %s", r.Status, r.Body)
 	}
 	if form, _ := peer.last(t); form.Get("customer_email") != "clinic@example.com" || form.Get("client_reference_id") != issued["account_id"] {
 		t.Fatalf("checkout form by e-mail: %v", form)
 	}
-	r = s.call("POST", path, map[string]any{"key_id": trialKeyID}, admin)
-	if r.status != 201 || r.obj(t)["key_id"] != trialKeyID {
-		t.Fatalf("admin checkout by key id: %d %s", r.status, r.body)
+	r = s.Do("POST", path, map[string]any{"key_id": trialKeyID}, admin)
+	if r.Status != 201 || r.Object(t)["key_id"] != trialKeyID {
+		t.Fatalf("admin checkout by key id: %d %s", r.Status, r.Body)
 	}
 
 	for _, c := range []struct {
@@ -454,25 +427,25 @@ func TestBillingAdminCheckoutAndStatus(t *testing.T) {
 		{"unknown key", map[string]any{"key_id": "0190f1c2-0000-7000-8000-000000000000"}, 404},
 		{"paid account", map[string]any{"email": "paid@example.com"}, 409},
 	} {
-		r := s.call("POST", path, c.body, admin)
-		if d, ok := r.obj(t)["detail"].(string); r.status != c.status || !ok || d == "" {
-			t.Errorf("%s: %d %s, want %d with a string detail", c.name, r.status, r.body, c.status)
+		r := s.Do("POST", path, c.body, admin)
+		if d, ok := r.Object(t)["detail"].(string); r.Status != c.status || !ok || d == "" {
+			t.Errorf("%s: %d %s, want %d with a string detail", c.name, r.Status, r.Body, c.status)
 		}
 	}
 
 	// Status before any payment.
-	r = s.call("GET", "/v1/billing/accounts/clinic@example.com/status", nil, admin)
-	st := r.obj(t)
-	if r.status != 200 || st["plan"] != "trial" || st["subscription_state"] != "none" || st["last_payment_result"] != "none" ||
+	r = s.Do("GET", "/v1/billing/accounts/clinic@example.com/status", nil, admin)
+	st := r.Object(t)
+	if r.Status != 200 || st["plan"] != "trial" || st["subscription_state"] != "none" || st["last_payment_result"] != "none" ||
 		st["api_key_status"] != "active" || st["renewal_date"] != nil {
-		t.Fatalf("status before payment: %d %s", r.status, r.body)
+		t.Fatalf("status before payment: %d %s", r.Status, r.Body)
 	}
-	st = s.call("GET", "/v1/billing/accounts/paid%40example.com/status", nil, admin).obj(t)
+	st = s.Do("GET", "/v1/billing/accounts/paid%40example.com/status", nil, admin).Object(t)
 	if st["plan"] != "paid" || st["account_id"] != paid["account_id"] {
 		t.Fatalf("status of the paid account: %v", st)
 	}
-	if r := s.call("GET", "/v1/billing/accounts/nobody@example.com/status", nil, admin); r.status != 404 {
-		t.Fatalf("status of an unknown e-mail: %d %s, want 404", r.status, r.body)
+	if r := s.Do("GET", "/v1/billing/accounts/nobody@example.com/status", nil, admin); r.Status != 404 {
+		t.Fatalf("status of an unknown e-mail: %d %s, want 404", r.Status, r.Body)
 	}
 }
 
@@ -480,18 +453,18 @@ func TestBillingNotConfigured(t *testing.T) {
 	t.Parallel()
 	s := startService(t, nil)
 	key := s.trialKey()
-	r := s.call("POST", "/v1/billing/checkout-session", nil, bearer(key))
-	if d, _ := r.obj(t)["detail"].(string); r.status != 503 || !strings.Contains(d, "not configured") {
-		t.Fatalf("checkout without Stripe settings: %d %s, want 503", r.status, r.body)
+	r := s.Do("POST", "/v1/billing/checkout-session", nil, bearer(key))
+	if d, _ := r.Object(t)["detail"].(string); r.Status != 503 || !strings.Contains(d, "not configured") {
+		t.Fatalf("checkout without Stripe settings: %d %s, want 503", r.Status, r.Body)
 	}
-	if r := s.call("POST", "/v1/billing/checkout/session", map[string]any{"email": "a@example.com"}, admin); r.status != 503 {
-		t.Fatalf("admin checkout without Stripe settings: %d %s, want 503", r.status, r.body)
+	if r := s.Do("POST", "/v1/billing/checkout/session", map[string]any{"email": "a@example.com"}, admin); r.Status != 503 {
+		t.Fatalf("admin checkout without Stripe settings: %d %s, want 503", r.Status, r.Body)
 	}
-	if r := s.deliver([]byte(`{}`), stripeWebhookSecret, time.Now()); r.status != 503 {
-		t.Fatalf("webhook without Stripe settings: %d %s, want 503", r.status, r.body)
+	if r := s.deliver([]byte(`{}`), stripeWebhookSecret, time.Now()); r.Status != 503 {
+		t.Fatalf("webhook without Stripe settings: %d %s, want 503", r.Status, r.Body)
 	}
-	if r := s.call("GET", "/v1/billing/checkout/return?result=success", nil, nil); r.status != 200 || r.obj(t)["status"] != "complete" {
-		t.Fatalf("checkout return page: %d %s", r.status, r.body)
+	if r := s.Do("GET", "/v1/billing/checkout/return?result=success", nil, nil); r.Status != 200 || r.Object(t)["status"] != "complete" {
+		t.Fatalf("checkout return page: %d %s", r.Status, r.Body)
 	}
 }
 

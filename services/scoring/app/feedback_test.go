@@ -11,9 +11,9 @@ func TestFeedback(t *testing.T) {
 	s := startService(t, nil)
 	key := s.paidKey()
 	r := score(s, key)
-	rid := r.header.Get("x-request-id")
-	if r.status != 200 || rid == "" {
-		t.Fatalf("score: %d", r.status)
+	rid := r.Header.Get("x-request-id")
+	if r.Status != 200 || rid == "" {
+		t.Fatalf("score: %d", r.Status)
 	}
 	fb := map[string]any{"request_id": rid, "endpoint": "denial", "observed_outcome": "denied", "expected_outcome": "paid",
 		"confidence_mismatch": true, "notes": "payer cited missing modifier"}
@@ -37,31 +37,31 @@ func TestFeedback(t *testing.T) {
 		{"long notes", with(fb, "notes", string(make([]byte, 501))), key},
 		{"another account's request", fb, other},
 	} {
-		r := s.call("POST", "/v1/feedback", tc.body, bearer(tc.key))
-		if _, ok := r.obj(t)["detail"].(string); r.status != 422 || !ok {
-			t.Errorf("%s: got %d %s, want 422 with a string detail", tc.name, r.status, r.body)
+		r := s.Do("POST", "/v1/feedback", tc.body, bearer(tc.key))
+		if _, ok := r.Object(t)["detail"].(string); r.Status != 422 || !ok {
+			t.Errorf("%s: got %d %s, want 422 with a string detail", tc.name, r.Status, r.Body)
 		}
 	}
-	usageBefore := s.call("GET", "/v1/usage", nil, bearer(key)).obj(t)["billable_calls"]
-	r = s.call("POST", "/v1/feedback", fb, bearer(key))
-	body := r.obj(t)
-	if r.status != 202 || body["status"] != "accepted" || body["billable"] != false || body["request_id"] != rid {
-		t.Fatalf("feedback: %d %s", r.status, r.body)
+	usageBefore := s.Do("GET", "/v1/usage", nil, bearer(key)).Object(t)["billable_calls"]
+	r = s.Do("POST", "/v1/feedback", fb, bearer(key))
+	body := r.Object(t)
+	if r.Status != 202 || body["status"] != "accepted" || body["billable"] != false || body["request_id"] != rid {
+		t.Fatalf("feedback: %d %s", r.Status, r.Body)
 	}
-	if after := s.call("GET", "/v1/usage", nil, bearer(key)).obj(t)["billable_calls"]; after != usageBefore {
+	if after := s.Do("GET", "/v1/usage", nil, bearer(key)).Object(t)["billable_calls"]; after != usageBefore {
 		t.Fatalf("feedback billed: %v -> %v", usageBefore, after)
 	}
 
 	// A request older than the retention window is expired.
 	var keyID, accountID string
-	if err := s.pool.QueryRow(context.Background(), `SELECT key_id, account_id FROM request_records WHERE request_id = $1`, rid).Scan(&keyID, &accountID); err != nil {
+	if err := s.Pool.QueryRow(context.Background(), `SELECT key_id, account_id FROM request_records WHERE request_id = $1`, rid).Scan(&keyID, &accountID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.pool.Exec(context.Background(), `INSERT INTO request_records (request_id, key_id, account_id, endpoint, route_id, model_version, scored_at)
+	if _, err := s.Pool.Exec(context.Background(), `INSERT INTO request_records (request_id, key_id, account_id, endpoint, route_id, model_version, scored_at)
 VALUES ('old-request', $1, $2, 'denial', 'unified_score', '0.3.3', now() - interval '91 days')`, keyID, accountID); err != nil {
 		t.Fatal(err)
 	}
-	if r := s.call("POST", "/v1/feedback", with(fb, "request_id", "old-request"), bearer(key)); r.status != 422 {
-		t.Fatalf("expired request: %d %s", r.status, r.body)
+	if r := s.Do("POST", "/v1/feedback", with(fb, "request_id", "old-request"), bearer(key)); r.Status != 422 {
+		t.Fatalf("expired request: %d %s", r.Status, r.Body)
 	}
 }

@@ -34,7 +34,7 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func (s *stack) agent(header map[string]string) *sdk.ClientSession {
 	s.t.Helper()
 	client := sdk.NewClient(&sdk.Implementation{Name: "scoring-test-agent", Version: "1.0.0"}, nil)
-	transport := &sdk.StreamableClientTransport{Endpoint: s.base + "/mcp", HTTPClient: &http.Client{Transport: headerTransport{header}}}
+	transport := &sdk.StreamableClientTransport{Endpoint: s.URL + "/mcp", HTTPClient: &http.Client{Transport: headerTransport{header}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	session, err := client.Connect(ctx, transport, nil)
@@ -119,7 +119,7 @@ func TestMCPToolCallWithoutKeyIsTold(t *testing.T) {
 	s := startService(t, nil)
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"score_workflow","arguments":{"workflow":"healthcare.denial","payload":{}}}}`
 	post := func(body string, header map[string]string) (*http.Response, string) {
-		req, _ := http.NewRequest("POST", s.base+"/mcp", strings.NewReader(body))
+		req, _ := http.NewRequest("POST", s.URL+"/mcp", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		for k, v := range header {
@@ -156,7 +156,7 @@ func TestMCPToolCallWithoutKeyIsTold(t *testing.T) {
 		t.Errorf("oversized body: got %d %q %.200s, want 413 with a JSON detail", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}
 	// A body that cannot be read (a malformed chunk) gets a 400 with the service's error body.
-	raw, err := net.Dial("tcp", strings.TrimPrefix(s.base, "http://"))
+	raw, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,21 +191,21 @@ func TestMCPToolCallWithoutKeyIsTold(t *testing.T) {
 
 	// The metadata names the service as its own authorization server (RFC 9728), at both paths.
 	for _, path := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"} {
-		r := s.call("GET", path, nil, nil)
-		m := r.obj(t)
+		r := s.Do("GET", path, nil, nil)
+		m := r.Object(t)
 		servers, _ := m["authorization_servers"].([]any)
-		if r.status != 200 || m["resource"] != "http://127.0.0.1:8082/mcp" || len(servers) != 1 || servers[0] != "http://127.0.0.1:8082" {
-			t.Errorf("GET %s: %d %s", path, r.status, r.body)
+		if r.Status != 200 || m["resource"] != "http://127.0.0.1:8082/mcp" || len(servers) != 1 || servers[0] != "http://127.0.0.1:8082" {
+			t.Errorf("GET %s: %d %s", path, r.Status, r.Body)
 		}
 	}
-	r := s.call("GET", "/.well-known/mcp/server-card.json", nil, nil)
-	card := r.obj(t)
+	r := s.Do("GET", "/.well-known/mcp/server-card.json", nil, nil)
+	card := r.Object(t)
 	remotes, _ := card["remotes"].([]any)
 	tools, _ := card["tools"].([]any)
 	authn, _ := card["authentication"].(map[string]any)
-	if r.status != 200 || card["name"] == nil || card["version"] == nil || card["description"] == nil || len(remotes) != 1 ||
+	if r.Status != 200 || card["name"] == nil || card["version"] == nil || card["description"] == nil || len(remotes) != 1 ||
 		len(tools) != 1 || authn["protected_resource_metadata"] != "http://127.0.0.1:8082/.well-known/oauth-protected-resource" {
-		t.Errorf("server card: %d %s", r.status, r.body)
+		t.Errorf("server card: %d %s", r.Status, r.Body)
 	}
 }
 
@@ -215,11 +215,11 @@ func TestMCPScoreEqualsRESTAndIsMetered(t *testing.T) {
 	key := s.paidKey()
 	claim := denialClaim()
 
-	rest := s.call("POST", "/v1/score", scoreArgs(claim), bearer(key))
-	if rest.status != 200 {
-		t.Fatalf("POST /v1/score: %d %s", rest.status, rest.body)
+	rest := s.Do("POST", "/v1/score", scoreArgs(claim), bearer(key))
+	if rest.Status != 200 {
+		t.Fatalf("POST /v1/score: %d %s", rest.Status, rest.Body)
 	}
-	want := rest.obj(t)
+	want := rest.Object(t)
 	delete(want, "scored_at")
 
 	for name, header := range map[string]map[string]string{
@@ -250,9 +250,9 @@ func TestMCPScoreEqualsRESTAndIsMetered(t *testing.T) {
 	}
 	// Both tool calls are billable scoring calls of the key, beside the REST one.
 	eventually(t, "3 billable calls", func() bool {
-		return s.call("GET", "/v1/usage", nil, bearer(key)).obj(t)["billable_calls"] == 3.0
+		return s.Do("GET", "/v1/usage", nil, bearer(key)).Object(t)["billable_calls"] == 3.0
 	})
-	if n := strings.Count(s.logs.String(), `"msg":"scoring decision"`); n != 3 {
+	if n := strings.Count(s.Logs.String(), `"msg":"scoring decision"`); n != 3 {
 		t.Errorf("decision log lines: got %d, want 3", n)
 	}
 
@@ -266,7 +266,7 @@ func TestMCPScoreEqualsRESTAndIsMetered(t *testing.T) {
 	if !res.IsError || structured(t, res)["status"] != 422.0 {
 		t.Errorf("payload of the wrong type: isError %v, %v", res.IsError, res.StructuredContent)
 	}
-	if u := s.call("GET", "/v1/usage", nil, bearer(key)).obj(t); u["billable_calls"] != 3.0 {
+	if u := s.Do("GET", "/v1/usage", nil, bearer(key)).Object(t); u["billable_calls"] != 3.0 {
 		t.Errorf("usage after refused calls: %v, want 3 billable calls", u["billable_calls"])
 	}
 }
@@ -278,11 +278,11 @@ func TestMCPLimitsAreTheKeys(t *testing.T) {
 	// A trial key at its monthly quota: the tool error carries the 402's detail and upgrade_url.
 	key := s.trialKey()
 	var keyID string
-	if err := s.pool.QueryRow(context.Background(), `SELECT id FROM api_keys WHERE prefix = $1`, key[:len("trial_")+8]).Scan(&keyID); err != nil {
+	if err := s.Pool.QueryRow(context.Background(), `SELECT id FROM api_keys WHERE prefix = $1`, key[:len("trial_")+8]).Scan(&keyID); err != nil {
 		t.Fatal(err)
 	}
 	month := time.Now().UTC().Format("2006-01")
-	if _, err := s.pool.Exec(context.Background(), `INSERT INTO usage_counters (key_id, period, calls, updated_at) VALUES ($1, $2, 1000, now())`, keyID, month); err != nil {
+	if _, err := s.Pool.Exec(context.Background(), `INSERT INTO usage_counters (key_id, period, calls, updated_at) VALUES ($1, $2, 1000, now())`, keyID, month); err != nil {
 		t.Fatal(err)
 	}
 	res := callScore(t, s.agent(bearer(key)), scoreArgs(denialClaim()))
@@ -337,7 +337,7 @@ func (s *stack) local(l *webmcp.Local) *sdk.ClientSession {
 func (s *stack) trialKeyCount() int {
 	s.t.Helper()
 	var n int
-	if err := s.pool.QueryRow(context.Background(), `SELECT count(*) FROM api_keys WHERE kind = 'trial'`).Scan(&n); err != nil {
+	if err := s.Pool.QueryRow(context.Background(), `SELECT count(*) FROM api_keys WHERE kind = 'trial'`).Scan(&n); err != nil {
 		s.t.Fatal(err)
 	}
 	return n
@@ -349,7 +349,7 @@ func TestLocalPackageKeepsItsTrialKey(t *testing.T) {
 	keyFile := filepath.Join(t.TempDir(), "trustlayer", "scoring-mcp.json")
 
 	// First run, no SCORING_API_KEY: listing needs no key, the first call obtains a trial key.
-	first := s.local(&webmcp.Local{BaseURL: s.base, KeyFile: keyFile})
+	first := s.local(&webmcp.Local{BaseURL: s.URL, KeyFile: keyFile})
 	if tools, err := first.ListTools(context.Background(), nil); err != nil || len(tools.Tools) != 1 {
 		t.Fatalf("tools/list: %v %v", tools, err)
 	}
@@ -365,13 +365,13 @@ func TestLocalPackageKeepsItsTrialKey(t *testing.T) {
 	}
 	b, _ := os.ReadFile(keyFile)
 	var kept struct{ Keys map[string]string }
-	if err := json.Unmarshal(b, &kept); err != nil || !strings.HasPrefix(kept.Keys[s.base], "trial_") {
-		t.Fatalf("key file %s, want the trial key under %s", b, s.base)
+	if err := json.Unmarshal(b, &kept); err != nil || !strings.HasPrefix(kept.Keys[s.URL], "trial_") {
+		t.Fatalf("key file %s, want the trial key under %s", b, s.URL)
 	}
-	trial := kept.Keys[s.base]
+	trial := kept.Keys[s.URL]
 
 	// A later run reuses the kept key: no new trial key, and its usage grows.
-	second := s.local(&webmcp.Local{BaseURL: s.base, KeyFile: keyFile})
+	second := s.local(&webmcp.Local{BaseURL: s.URL, KeyFile: keyFile})
 	if res := callScore(t, second, scoreArgs(denialClaim())); res.IsError {
 		t.Fatalf("second run: tool error %v", res.Content)
 	}
@@ -379,20 +379,20 @@ func TestLocalPackageKeepsItsTrialKey(t *testing.T) {
 		t.Errorf("trial keys after two runs: %d, want 1", n)
 	}
 	eventually(t, "2 calls on the trial key", func() bool {
-		return s.call("GET", "/v1/usage", nil, bearer(trial)).obj(t)["billable_calls"] == 2.0
+		return s.Do("GET", "/v1/usage", nil, bearer(trial)).Object(t)["billable_calls"] == 2.0
 	})
 
 	// SCORING_API_KEY wins over the kept key.
 	paid := s.paidKey()
-	third := s.local(&webmcp.Local{BaseURL: s.base, APIKey: paid, KeyFile: keyFile})
+	third := s.local(&webmcp.Local{BaseURL: s.URL, APIKey: paid, KeyFile: keyFile})
 	res := callScore(t, third, scoreArgs(denialClaim()))
 	if res.IsError {
 		t.Fatalf("with SCORING_API_KEY: tool error %v", res.Content)
 	}
 	eventually(t, "1 call on the paid key", func() bool {
-		return s.call("GET", "/v1/usage", nil, bearer(paid)).obj(t)["billable_calls"] == 1.0
+		return s.Do("GET", "/v1/usage", nil, bearer(paid)).Object(t)["billable_calls"] == 1.0
 	})
-	if u := s.call("GET", "/v1/usage", nil, bearer(trial)).obj(t); u["billable_calls"] != 2.0 || s.trialKeyCount() != 1 {
+	if u := s.Do("GET", "/v1/usage", nil, bearer(trial)).Object(t); u["billable_calls"] != 2.0 || s.trialKeyCount() != 1 {
 		t.Errorf("the kept trial key was used with SCORING_API_KEY set: %v", u)
 	}
 	// The service's refusals reach the agent as tool errors, as from the hosted endpoint.

@@ -6,10 +6,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/trustlayer/trustlayer/pkg/servicetest"
 )
 
-func score(s *stack, key string) reply {
-	return s.call("POST", "/v1/score", map[string]any{"workflow": "healthcare.denial", "payload": denialClaim()}, bearer(key))
+func score(s *stack, key string) servicetest.Reply {
+	return s.Do("POST", "/v1/score", map[string]any{"workflow": "healthcare.denial", "payload": denialClaim()}, bearer(key))
 }
 
 func TestTrialLimits(t *testing.T) {
@@ -20,7 +22,7 @@ func TestTrialLimits(t *testing.T) {
 	// Burst 5, then 1 request per second: of 8 immediate calls, the 6th on are refused.
 	var statuses []int
 	for range 8 {
-		statuses = append(statuses, score(s, key).status)
+		statuses = append(statuses, score(s, key).Status)
 	}
 	ok, limited := 0, 0
 	for _, st := range statuses {
@@ -35,32 +37,32 @@ func TestTrialLimits(t *testing.T) {
 		t.Fatalf("8 immediate calls: got %v, want at most 5 successes and the rest 429", statuses)
 	}
 	r := score(s, key)
-	if r.status != 429 || r.header.Get("Retry-After") == "" {
-		t.Fatalf("throttled call: %d (Retry-After %q), want 429 with Retry-After", r.status, r.header.Get("Retry-After"))
+	if r.Status != 429 || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("throttled call: %d (Retry-After %q), want 429 with Retry-After", r.Status, r.Header.Get("Retry-After"))
 	}
-	if _, ok := r.obj(t)["detail"].(string); !ok {
-		t.Fatalf("429 body %s", r.body)
+	if _, ok := r.Object(t)["detail"].(string); !ok {
+		t.Fatalf("429 body %s", r.Body)
 	}
 	// Limits and usage are not scoring calls: not throttled, not billed.
-	lim := s.call("GET", "/v1/limits", nil, bearer(key))
-	l := lim.obj(t)
-	if lim.status != 200 || l["plan"] != "trial" || l["requests_per_second"] != 1.0 || l["burst"] != 5.0 ||
+	lim := s.Do("GET", "/v1/limits", nil, bearer(key))
+	l := lim.Object(t)
+	if lim.Status != 200 || l["plan"] != "trial" || l["requests_per_second"] != 1.0 || l["burst"] != 5.0 ||
 		l["max_in_flight"] != 1.0 || l["monthly_included_calls"] != 1000.0 || l["hard_quota"] != true || l["scope"] != "per_key" {
-		t.Fatalf("limits: %d %s", lim.status, lim.body)
+		t.Fatalf("limits: %d %s", lim.Status, lim.Body)
 	}
 	time.Sleep(1100 * time.Millisecond)
-	if r := score(s, key); r.status != 200 {
-		t.Fatalf("after a second: %d %s", r.status, r.body)
+	if r := score(s, key); r.Status != 200 {
+		t.Fatalf("after a second: %d %s", r.Status, r.Body)
 	}
 
 	// Near the end of the quota: 999 calls already this month, one more passes, then 402.
 	month := time.Now().UTC().Format("2006-01")
 	key2 := s.trialKey()
 	var keyID string
-	if err := s.pool.QueryRow(context.Background(), `SELECT id FROM api_keys WHERE prefix = $1`, key2[:len("trial_")+8]).Scan(&keyID); err != nil {
+	if err := s.Pool.QueryRow(context.Background(), `SELECT id FROM api_keys WHERE prefix = $1`, key2[:len("trial_")+8]).Scan(&keyID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.pool.Exec(context.Background(), `INSERT INTO usage_counters (key_id, period, calls, updated_at) VALUES ($1, $2, 999, now())`, keyID, month); err != nil {
+	if _, err := s.Pool.Exec(context.Background(), `INSERT INTO usage_counters (key_id, period, calls, updated_at) VALUES ($1, $2, 999, now())`, keyID, month); err != nil {
 		t.Fatal(err)
 	}
 	// A batch larger than what is left is refused whole, and the answer says how much is left.
@@ -68,29 +70,29 @@ func TestTrialLimits(t *testing.T) {
 		map[string]any{"workflow": "healthcare.denial", "payload": denialClaim()},
 		map[string]any{"workflow": "healthcare.denial", "payload": denialClaim()},
 	}}
-	r = s.call("POST", "/v1/score/batch", two, bearer(key2))
-	if body := r.obj(t); r.status != 402 || body["remaining_calls"] != 1.0 || !strings.Contains(body["detail"].(string), "1 of its 1,000 calls left") {
-		t.Fatalf("batch of 2 with 1 call left: %d %s", r.status, r.body)
+	r = s.Do("POST", "/v1/score/batch", two, bearer(key2))
+	if body := r.Object(t); r.Status != 402 || body["remaining_calls"] != 1.0 || !strings.Contains(body["detail"].(string), "1 of its 1,000 calls left") {
+		t.Fatalf("batch of 2 with 1 call left: %d %s", r.Status, r.Body)
 	}
 	// That refusal cost no rate-limit token: the last call passes at once.
-	if r := score(s, key2); r.status != 200 {
-		t.Fatalf("1000th call: %d %s", r.status, r.body)
+	if r := score(s, key2); r.Status != 200 {
+		t.Fatalf("1000th call: %d %s", r.Status, r.Body)
 	}
 	time.Sleep(1100 * time.Millisecond)
 	r = score(s, key2)
-	body := r.obj(t)
-	if r.status != 402 || !strings.HasSuffix(body["upgrade_url"].(string), "/v1/billing/checkout-session") {
-		t.Fatalf("1001st call: %d %s, want 402 with upgrade_url", r.status, r.body)
+	body := r.Object(t)
+	if r.Status != 402 || !strings.HasSuffix(body["upgrade_url"].(string), "/v1/billing/checkout-session") {
+		t.Fatalf("1001st call: %d %s, want 402 with upgrade_url", r.Status, r.Body)
 	}
 	if d, _ := body["detail"].(string); !strings.Contains(d, "Trial quota of 1,000 scoring calls this month is exhausted") ||
 		body["error"] != "quota_exhausted" || body["remaining_calls"] != nil {
-		t.Fatalf("402 at the quota: %s", r.body)
+		t.Fatalf("402 at the quota: %s", r.Body)
 	}
 	time.Sleep(1100 * time.Millisecond)
-	if r := s.call("POST", "/v1/score/batch", two, bearer(key2)); r.status != 402 || r.obj(t)["upgrade_url"] == nil {
-		t.Fatalf("batch past the quota: %d %s", r.status, r.body)
+	if r := s.Do("POST", "/v1/score/batch", two, bearer(key2)); r.Status != 402 || r.Object(t)["upgrade_url"] == nil {
+		t.Fatalf("batch past the quota: %d %s", r.Status, r.Body)
 	}
-	u := s.call("GET", "/v1/usage", nil, bearer(key2)).obj(t)
+	u := s.Do("GET", "/v1/usage", nil, bearer(key2)).Object(t)
 	if u["billable_calls"] != 1000.0 || u["remaining_included_calls"] != 0.0 || u["meter"] != "scoring_calls" || u["consistency"] != "eventual" {
 		t.Fatalf("usage at quota: %v", u)
 	}
@@ -101,8 +103,8 @@ func TestPaidKeyIsNotHeldToTrialLimits(t *testing.T) {
 	s := startService(t, nil)
 	key := s.paidKey()
 	for i := range 20 {
-		if r := score(s, key); r.status != 200 {
-			t.Fatalf("call %d: %d %s", i, r.status, r.body)
+		if r := score(s, key); r.Status != 200 {
+			t.Fatalf("call %d: %d %s", i, r.Status, r.Body)
 		}
 	}
 }
@@ -122,28 +124,28 @@ func TestUsageSurvivesRestart(t *testing.T) {
 		wg.Go(func() {
 			for range 10 {
 				r := score(s, key)
-				if r.status != 200 {
-					t.Errorf("score: %d %s", r.status, r.body)
+				if r.Status != 200 {
+					t.Errorf("score: %d %s", r.Status, r.Body)
 					return
 				}
 				mu.Lock()
-				ids = append(ids, r.header.Get("x-request-id"))
+				ids = append(ids, r.Header.Get("x-request-id"))
 				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
-	s.stop()
+	s.Stop()
 
 	s2 := startWithEnv(t, env)
-	u := s2.call("GET", "/v1/usage", nil, bearer(key)).obj(t)
+	u := s2.Do("GET", "/v1/usage", nil, bearer(key)).Object(t)
 	if u["billable_calls"] != 40.0 {
 		t.Fatalf("usage after restart: %v, want 40 billable calls", u["billable_calls"])
 	}
-	fb := s2.call("POST", "/v1/feedback", map[string]any{"request_id": ids[len(ids)-1], "endpoint": "denial",
+	fb := s2.Do("POST", "/v1/feedback", map[string]any{"request_id": ids[len(ids)-1], "endpoint": "denial",
 		"observed_outcome": "paid", "expected_outcome": "paid"}, bearer(key))
-	if fb.status != 202 {
-		t.Fatalf("feedback after restart: %d %s", fb.status, fb.body)
+	if fb.Status != 202 {
+		t.Fatalf("feedback after restart: %d %s", fb.Status, fb.Body)
 	}
 }
 
@@ -151,52 +153,52 @@ func TestKeysAndTokens(t *testing.T) {
 	t.Parallel()
 	s := startService(t, nil)
 	for _, h := range []map[string]string{nil, {"X-Admin-Token": "wrong-token-of-some-length"}} {
-		if r := s.call("POST", "/v1/apikeys/issue", map[string]any{}, h); r.status != 401 {
-			t.Fatalf("issue without the admin token: %d", r.status)
+		if r := s.Do("POST", "/v1/apikeys/issue", map[string]any{}, h); r.Status != 401 {
+			t.Fatalf("issue without the admin token: %d", r.Status)
 		}
-		if r := s.call("POST", "/v1/tokens/issue", map[string]any{"subject": "x"}, h); r.status != 401 {
-			t.Fatalf("token without the admin token: %d", r.status)
+		if r := s.Do("POST", "/v1/tokens/issue", map[string]any{"subject": "x"}, h); r.Status != 401 {
+			t.Fatalf("token without the admin token: %d", r.Status)
 		}
 	}
-	r := s.call("POST", "/v1/apikeys/issue", map[string]any{"plan": "platinum"}, admin)
-	if r.status != 422 {
-		t.Fatalf("unknown plan: %d %s", r.status, r.body)
+	r := s.Do("POST", "/v1/apikeys/issue", map[string]any{"plan": "platinum"}, admin)
+	if r.Status != 422 {
+		t.Fatalf("unknown plan: %d %s", r.Status, r.Body)
 	}
-	if r := s.call("POST", "/v1/apikeys/issue", map[string]any{"scopes": []string{"admin"}}, admin); r.status != 422 {
-		t.Fatalf("unknown key scope: %d %s", r.status, r.body)
+	if r := s.Do("POST", "/v1/apikeys/issue", map[string]any{"scopes": []string{"admin"}}, admin); r.Status != 422 {
+		t.Fatalf("unknown key scope: %d %s", r.Status, r.Body)
 	}
-	if r := s.call("POST", "/v1/tokens/issue", map[string]any{"subject": "x", "scopes": []string{"admin"}}, admin); r.status != 422 {
-		t.Fatalf("unknown token scope: %d %s", r.status, r.body)
+	if r := s.Do("POST", "/v1/tokens/issue", map[string]any{"subject": "x", "scopes": []string{"admin"}}, admin); r.Status != 422 {
+		t.Fatalf("unknown token scope: %d %s", r.Status, r.Body)
 	}
-	r = s.call("POST", "/v1/keys/trial", nil, nil)
-	trial := r.obj(t)
-	if r.status != 201 || trial["plan"] != "trial" || !strings.HasPrefix(trial["api_key"].(string), trial["key_prefix"].(string)) {
-		t.Fatalf("trial: %d %s", r.status, r.body)
+	r = s.Do("POST", "/v1/keys/trial", nil, nil)
+	trial := r.Object(t)
+	if r.Status != 201 || trial["plan"] != "trial" || !strings.HasPrefix(trial["api_key"].(string), trial["key_prefix"].(string)) {
+		t.Fatalf("trial: %d %s", r.Status, r.Body)
 	}
 	// Only the hash is stored.
 	var n int
-	if err := s.pool.QueryRow(context.Background(), `SELECT count(*) FROM api_keys WHERE key_hash = $1 OR prefix = $1`, trial["api_key"]).Scan(&n); err != nil || n != 0 {
+	if err := s.Pool.QueryRow(context.Background(), `SELECT count(*) FROM api_keys WHERE key_hash = $1 OR prefix = $1`, trial["api_key"]).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("secret stored in clear: %d %v", n, err)
 	}
 
-	r = s.call("POST", "/v1/tokens/issue", map[string]any{"subject": "claims-worker", "ttl_seconds": 600}, admin)
-	tok := r.obj(t)
-	if r.status != 201 || tok["token_type"] != "Bearer" || strings.Count(tok["access_token"].(string), ".") != 2 {
-		t.Fatalf("token: %d %s", r.status, r.body)
+	r = s.Do("POST", "/v1/tokens/issue", map[string]any{"subject": "claims-worker", "ttl_seconds": 600}, admin)
+	tok := r.Object(t)
+	if r.Status != 201 || tok["token_type"] != "Bearer" || strings.Count(tok["access_token"].(string), ".") != 2 {
+		t.Fatalf("token: %d %s", r.Status, r.Body)
 	}
 	jwt := tok["access_token"].(string)
-	if r := score(s, jwt); r.status != 200 {
-		t.Fatalf("score with the JWT: %d %s", r.status, r.body)
+	if r := score(s, jwt); r.Status != 200 {
+		t.Fatalf("score with the JWT: %d %s", r.Status, r.Body)
 	}
 	tampered := jwt[:len(jwt)-4] + "AAAA"
-	if r := s.call("GET", "/v1/workflows", nil, bearer(tampered)); r.status != 401 {
-		t.Fatalf("tampered JWT: %d", r.status)
+	if r := s.Do("GET", "/v1/workflows", nil, bearer(tampered)); r.Status != 401 {
+		t.Fatalf("tampered JWT: %d", r.Status)
 	}
-	if r := s.call("POST", "/v1/tokens/issue", map[string]any{"subject": "x", "ttl_seconds": 10}, admin); r.status != 422 {
-		t.Fatalf("short ttl: %d", r.status)
+	if r := s.Do("POST", "/v1/tokens/issue", map[string]any{"subject": "x", "ttl_seconds": 10}, admin); r.Status != 422 {
+		t.Fatalf("short ttl: %d", r.Status)
 	}
 	// The hosted-agent header works like the bearer.
-	if r := s.call("GET", "/v1/workflows", nil, map[string]string{"x-service-api-key": trial["api_key"].(string)}); r.status != 200 {
-		t.Fatalf("x-service-api-key: %d", r.status)
+	if r := s.Do("GET", "/v1/workflows", nil, map[string]string{"x-service-api-key": trial["api_key"].(string)}); r.Status != 200 {
+		t.Fatalf("x-service-api-key: %d", r.Status)
 	}
 }

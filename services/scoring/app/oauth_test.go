@@ -24,6 +24,7 @@ import (
 	"github.com/oauth2-proxy/mockoidc"
 	"golang.org/x/oauth2"
 
+	"github.com/trustlayer/trustlayer/pkg/servicetest"
 	"github.com/trustlayer/trustlayer/services/scoring/app"
 )
 
@@ -152,7 +153,7 @@ const clientRedirect = "http://127.0.0.1:43117/callback"
 // registerClient registers a public client as an MCP client does (the MCP SDK's RFC 7591 client).
 func (s *oauthStack) registerClient(t *testing.T) *oauth2.Config {
 	t.Helper()
-	reg, err := oauthex.RegisterClient(context.Background(), s.base+"/oauth/register", &oauthex.ClientRegistrationMetadata{
+	reg, err := oauthex.RegisterClient(context.Background(), s.URL+"/oauth/register", &oauthex.ClientRegistrationMetadata{
 		RedirectURIs: []string{clientRedirect}, ClientName: "Test agent", TokenEndpointAuthMethod: "none",
 		GrantTypes: []string{"authorization_code", "refresh_token"}, ResponseTypes: []string{"code"},
 	}, nil)
@@ -164,7 +165,7 @@ func (s *oauthStack) registerClient(t *testing.T) *oauth2.Config {
 	}
 	return &oauth2.Config{
 		ClientID: reg.ClientID, RedirectURL: clientRedirect, Scopes: []string{"scoring", "offline_access"},
-		Endpoint: oauth2.Endpoint{AuthURL: s.base + "/oauth/authorize", TokenURL: s.base + "/oauth/token", AuthStyle: oauth2.AuthStyleInParams},
+		Endpoint: oauth2.Endpoint{AuthURL: s.URL + "/oauth/authorize", TokenURL: s.URL + "/oauth/token", AuthStyle: oauth2.AuthStyleInParams},
 	}
 }
 
@@ -193,7 +194,7 @@ func (s *oauthStack) authorize(t *testing.T, b *browser, cfg *oauth2.Config, ver
 		if back.Path != "/oauth/authorize" || back.Query().Get("client_id") != cfg.ClientID {
 			t.Fatalf("callback redirects to %s, want the authorize request back", back)
 		}
-		authURL = s.base + back.RequestURI()
+		authURL = s.URL + back.RequestURI()
 	}
 	loc := b.consent(authURL, "allow")
 	if got := loc.Scheme + "://" + loc.Host + loc.Path; got != clientRedirect || loc.Query().Get("state") != state || loc.Query().Get("code") == "" {
@@ -205,7 +206,7 @@ func (s *oauthStack) authorize(t *testing.T, b *browser, cfg *oauth2.Config, ver
 // tokenRequest POSTs a token request and returns the status and JSON body.
 func (s *oauthStack) tokenRequest(t *testing.T, form url.Values) (int, map[string]any) {
 	t.Helper()
-	resp, err := http.PostForm(s.base+"/oauth/token", form)
+	resp, err := http.PostForm(s.URL+"/oauth/token", form)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,15 +227,15 @@ func (s *oauthStack) exchange(t *testing.T, cfg *oauth2.Config, code, verifier s
 // usage returns the billable calls of the key behind token, once they reach want.
 func (s *oauthStack) waitUsage(t *testing.T, token string, want float64) {
 	t.Helper()
-	var last reply
+	var last servicetest.Reply
 	for range 100 {
-		last = s.call("GET", "/v1/usage", nil, bearer(token))
-		if last.status == 200 && last.obj(t)["billable_calls"] == want {
+		last = s.Do("GET", "/v1/usage", nil, bearer(token))
+		if last.Status == 200 && last.Object(t)["billable_calls"] == want {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("usage: %d %s, want billable_calls %v", last.status, last.body, want)
+	t.Fatalf("usage: %d %s, want billable_calls %v", last.Status, last.Body, want)
 }
 
 func TestOAuthEndToEnd(t *testing.T) {
@@ -243,11 +244,11 @@ func TestOAuthEndToEnd(t *testing.T) {
 	ctx := context.Background()
 
 	// The metadata names this server and passes the MCP SDK's checks (PKCE, issuer, URL schemes).
-	meta, err := oauthex.GetAuthServerMeta(ctx, s.base+"/.well-known/oauth-authorization-server", s.base, nil)
+	meta, err := oauthex.GetAuthServerMeta(ctx, s.URL+"/.well-known/oauth-authorization-server", s.URL, nil)
 	if err != nil || meta == nil {
 		t.Fatalf("metadata: %v", err)
 	}
-	if meta.TokenEndpoint != s.base+"/oauth/token" || meta.RegistrationEndpoint != s.base+"/oauth/register" ||
+	if meta.TokenEndpoint != s.URL+"/oauth/token" || meta.RegistrationEndpoint != s.URL+"/oauth/register" ||
 		strings.Join(meta.CodeChallengeMethodsSupported, ",") != "S256" || strings.Join(meta.TokenEndpointAuthMethodsSupported, ",") != "none" {
 		t.Fatalf("metadata: %+v", meta)
 	}
@@ -276,22 +277,22 @@ func TestOAuthEndToEnd(t *testing.T) {
 	}
 
 	// The token scores, metered to the user's workspace agent key.
-	if r := score(s.stack, access); r.status != 200 {
-		t.Fatalf("score with the access token: %d %s", r.status, r.body)
+	if r := score(s.stack, access); r.Status != 200 {
+		t.Fatalf("score with the access token: %d %s", r.Status, r.Body)
 	}
 	var keyID, prefix string
-	if err := s.pool.QueryRow(ctx, `
+	if err := s.Pool.QueryRow(ctx, `
 SELECT k.id, k.prefix FROM api_keys k JOIN accounts a ON a.id = k.account_id
 WHERE a.email = 'jane.doe@example.com' AND k.name = 'agent' AND k.revoked_at IS NULL`).Scan(&keyID, &prefix); err != nil {
 		t.Fatalf("the workspace's agent key: %v", err)
 	}
 	s.waitUsage(t, access, 1)
-	if u := s.call("GET", "/v1/usage", nil, bearer(access)).obj(t); u["key_prefix"] != prefix {
+	if u := s.Do("GET", "/v1/usage", nil, bearer(access)).Object(t); u["key_prefix"] != prefix {
 		t.Fatalf("usage of key %v, want the agent key %s", u["key_prefix"], prefix)
 	}
 	var calls int
 	for i := 0; calls != 1 && i < 100; i++ {
-		if err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(calls), 0) FROM usage_counters WHERE key_id = $1`, keyID).Scan(&calls); err != nil {
+		if err := s.Pool.QueryRow(ctx, `SELECT coalesce(sum(calls), 0) FROM usage_counters WHERE key_id = $1`, keyID).Scan(&calls); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -305,8 +306,8 @@ WHERE a.email = 'jane.doe@example.com' AND k.name = 'agent' AND k.revoked_at IS 
 	if status != 400 || body["error"] != "invalid_grant" {
 		t.Fatalf("reused code: %d %v, want 400 invalid_grant", status, body)
 	}
-	if r := score(s.stack, access); r.status != 401 {
-		t.Fatalf("score after the code's reuse: %d %s, want 401", r.status, r.body)
+	if r := score(s.stack, access); r.Status != 401 {
+		t.Fatalf("score after the code's reuse: %d %s, want 401", r.Status, r.Body)
 	}
 	if status, body = s.tokenRequest(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}, "client_id": {cfg.ClientID}}); status != 400 || body["error"] != "invalid_grant" {
 		t.Fatalf("refresh after the code's reuse: %d %v, want 400 invalid_grant", status, body)
@@ -320,12 +321,12 @@ WHERE a.email = 'jane.doe@example.com' AND k.name = 'agent' AND k.revoked_at IS 
 		t.Fatalf("token: %d %v", status, tok)
 	}
 	access, refresh = tok["access_token"].(string), tok["refresh_token"].(string)
-	if _, err := s.pool.Exec(ctx, `
+	if _, err := s.Pool.Exec(ctx, `
 UPDATE oauth_tokens SET session = jsonb_set(session, '{expires_at,access_token}', '"2001-01-01T00:00:00Z"') WHERE kind = 'access_token'`); err != nil {
 		t.Fatal(err)
 	}
-	if r := score(s.stack, access); r.status != 401 || r.obj(t)["detail"] == nil {
-		t.Fatalf("score with an expired token: %d %s, want 401 with a detail", r.status, r.body)
+	if r := score(s.stack, access); r.Status != 401 || r.Object(t)["detail"] == nil {
+		t.Fatalf("score with an expired token: %d %s, want 401 with a detail", r.Status, r.Body)
 	}
 	refreshForm := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}, "client_id": {cfg.ClientID}}
 	status, tok = s.tokenRequest(t, refreshForm)
@@ -333,14 +334,14 @@ UPDATE oauth_tokens SET session = jsonb_set(session, '{expires_at,access_token}'
 	if status != 200 || newAccess == "" || tok["refresh_token"] == refresh {
 		t.Fatalf("refresh: %d %v, want a new access token and a rotated refresh token", status, tok)
 	}
-	if r := s.call("GET", "/v1/limits", nil, bearer(newAccess)); r.status != 200 || r.obj(t)["key_prefix"] != prefix {
-		t.Fatalf("limits with the refreshed token: %d %s", r.status, r.body)
+	if r := s.Do("GET", "/v1/limits", nil, bearer(newAccess)); r.Status != 200 || r.Object(t)["key_prefix"] != prefix {
+		t.Fatalf("limits with the refreshed token: %d %s", r.Status, r.Body)
 	}
 	if status, body = s.tokenRequest(t, refreshForm); status != 400 || body["error"] != "invalid_grant" {
 		t.Fatalf("reused refresh token: %d %v, want 400 invalid_grant", status, body)
 	}
-	if r := s.call("GET", "/v1/limits", nil, bearer(newAccess)); r.status != 401 {
-		t.Fatalf("the refreshed grant after its refresh token's reuse: %d %s, want 401 (revoked)", r.status, r.body)
+	if r := s.Do("GET", "/v1/limits", nil, bearer(newAccess)); r.Status != 401 {
+		t.Fatalf("the refreshed grant after its refresh token's reuse: %d %s, want 401 (revoked)", r.Status, r.Body)
 	}
 
 	// Revoking the workspace key revokes the tokens bound to it (within the key cache's 5 s).
@@ -349,20 +350,20 @@ UPDATE oauth_tokens SET session = jsonb_set(session, '{expires_at,access_token}'
 		t.Fatalf("token: %d %v", status, tok)
 	}
 	access = tok["access_token"].(string)
-	if _, err := s.pool.Exec(ctx, `UPDATE api_keys SET revoked_at = now() WHERE id = $1`, keyID); err != nil {
+	if _, err := s.Pool.Exec(ctx, `UPDATE api_keys SET revoked_at = now() WHERE id = $1`, keyID); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(15 * time.Second)
-	for r := s.call("GET", "/v1/limits", nil, bearer(access)); r.status != 401; r = s.call("GET", "/v1/limits", nil, bearer(access)) {
+	for r := s.Do("GET", "/v1/limits", nil, bearer(access)); r.Status != 401; r = s.Do("GET", "/v1/limits", nil, bearer(access)) {
 		if time.Now().After(deadline) {
-			t.Fatalf("token of a revoked key: %d %s, want 401", r.status, r.body)
+			t.Fatalf("token of a revoked key: %d %s, want 401", r.Status, r.Body)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 
 	// Plain API keys are unaffected.
-	if r := score(s.stack, s.paidKey()); r.status != 200 {
-		t.Fatalf("score with an API key: %d %s", r.status, r.body)
+	if r := score(s.stack, s.paidKey()); r.Status != 200 {
+		t.Fatalf("score with an API key: %d %s", r.Status, r.Body)
 	}
 }
 
@@ -379,20 +380,20 @@ func TestOAuthTokensOutliveAnAdminTokenChangeWithTheirOwnSecret(t *testing.T) {
 
 	// The same database and address, another admin token: replicas restarted after a rotation.
 	restart := func(change func(env map[string]string)) *stack {
-		s.stop()
-		env := maps.Clone(s.env)
+		s.Stop()
+		env := maps.Clone(s.Env)
 		change(env)
 		return startWithEnv(t, env)
 	}
 	rotated := restart(func(env map[string]string) { env["SCORING_ADMIN_TOKEN"] = "a-rotated-admin-token-0123456789" })
-	if r := score(rotated, access); r.status != 200 {
-		t.Fatalf("score after the admin token changed, with SCORING_OAUTH_SECRET set: %d %s, want 200", r.status, r.body)
+	if r := score(rotated, access); r.Status != 200 {
+		t.Fatalf("score after the admin token changed, with SCORING_OAUTH_SECRET set: %d %s, want 200", r.Status, r.Body)
 	}
 	// Without the setting the key comes from the admin token, and the rotation signs agents out.
 	s.stack = rotated
 	derived := restart(func(env map[string]string) { delete(env, "SCORING_OAUTH_SECRET") })
-	if r := score(derived, access); r.status != 401 {
-		t.Fatalf("score with a key derived from the new admin token: %d %s, want 401", r.status, r.body)
+	if r := score(derived, access); r.Status != 401 {
+		t.Fatalf("score with a key derived from the new admin token: %d %s, want 401", r.Status, r.Body)
 	}
 }
 
@@ -474,7 +475,7 @@ func TestOAuthRefusals(t *testing.T) {
 		t.Fatalf("replayed callback: %d, want 400", resp.StatusCode)
 	}
 	// A return_to that is not this server's authorize endpoint is dropped (no open redirect).
-	resp, _ = b3.do("GET", s.base+"/oauth/login?return_to=https://evil.example/x", nil)
+	resp, _ = b3.do("GET", s.URL+"/oauth/login?return_to=https://evil.example/x", nil)
 	idp, _ := resp.Location()
 	callback = b3.redirect(idp.String())
 	resp, body = b3.do("GET", callback.String(), nil)
@@ -484,8 +485,8 @@ func TestOAuthRefusals(t *testing.T) {
 
 	// A token this server never issued, and a made-up one with its prefix, are 401.
 	for _, tok := range []string{"ory_at_bm90LWEtdG9rZW4.bm90LWEtc2lnbmF0dXJl", "ory_at_", "not-a-key"} {
-		if r := score(s.stack, tok); r.status != 401 || r.obj(t)["detail"] == nil {
-			t.Errorf("score with %q: %d %s, want 401", tok, r.status, r.body)
+		if r := score(s.stack, tok); r.Status != 401 || r.Object(t)["detail"] == nil {
+			t.Errorf("score with %q: %d %s, want 401", tok, r.Status, r.Body)
 		}
 	}
 }
@@ -514,7 +515,7 @@ func TestOAuthRegistration(t *testing.T) {
 		{"unknown scope", `{"redirect_uris":["https://agent.example/cb"],"scope":"admin"}`, "invalid_client_metadata"},
 		{"not JSON", `redirect_uris=x`, "invalid_client_metadata"},
 	} {
-		resp, err := http.Post(s.base+"/oauth/register", "application/json", strings.NewReader(tc.body))
+		resp, err := http.Post(s.URL+"/oauth/register", "application/json", strings.NewReader(tc.body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -534,14 +535,14 @@ func TestOAuthWithoutIdentityProvider(t *testing.T) {
 	t.Parallel()
 	s := startService(t, nil)
 	// The metadata is complete without an identity provider: only sign-in is unavailable.
-	meta, err := oauthex.GetAuthServerMeta(context.Background(), s.base+"/.well-known/oauth-authorization-server", "http://127.0.0.1:8082", nil)
+	meta, err := oauthex.GetAuthServerMeta(context.Background(), s.URL+"/.well-known/oauth-authorization-server", "http://127.0.0.1:8082", nil)
 	if err != nil || meta == nil || meta.AuthorizationEndpoint != "http://127.0.0.1:8082/oauth/authorize" {
 		t.Fatalf("metadata: %+v %v", meta, err)
 	}
 	for _, path := range []string{"/oauth/login", "/oauth/callback?state=x&code=y"} {
-		r := s.call("GET", path, nil, nil)
-		if detail, _ := r.obj(t)["detail"].(string); r.status != 503 || !strings.Contains(detail, "SCORING_OIDC_ISSUER") {
-			t.Errorf("GET %s: %d %s, want 503 naming the settings", path, r.status, r.body)
+		r := s.Do("GET", path, nil, nil)
+		if detail, _ := r.Object(t)["detail"].(string); r.Status != 503 || !strings.Contains(detail, "SCORING_OIDC_ISSUER") {
+			t.Errorf("GET %s: %d %s, want 503 naming the settings", path, r.Status, r.Body)
 		}
 	}
 }
@@ -639,7 +640,7 @@ func TestOAuthMCPAgent(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	client := sdk.NewClient(&sdk.Implementation{Name: "scoring-oauth-agent", Version: "1.0.0"}, nil)
-	session, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: s.base + "/mcp", OAuthHandler: handler}, nil)
+	session, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: s.URL + "/mcp", OAuthHandler: handler}, nil)
 	if err != nil {
 		t.Fatalf("connect to /mcp: %v", err)
 	}
@@ -660,13 +661,13 @@ func TestOAuthMCPAgent(t *testing.T) {
 		t.Fatalf("agent token: %v %+v", err, tok)
 	}
 	var prefix string
-	if err := s.pool.QueryRow(ctx, `
+	if err := s.Pool.QueryRow(ctx, `
 SELECT k.prefix FROM api_keys k JOIN accounts a ON a.id = k.account_id
 WHERE a.email = 'jane.doe@example.com' AND k.name = 'agent' AND k.revoked_at IS NULL`).Scan(&prefix); err != nil {
 		t.Fatalf("the workspace's agent key: %v", err)
 	}
 	s.waitUsage(t, tok.AccessToken, 1)
-	if u := s.call("GET", "/v1/usage", nil, bearer(tok.AccessToken)).obj(t); u["key_prefix"] != prefix {
+	if u := s.Do("GET", "/v1/usage", nil, bearer(tok.AccessToken)).Object(t); u["key_prefix"] != prefix {
 		t.Fatalf("the tool call was metered to %v, want the agent key %s", u["key_prefix"], prefix)
 	}
 }
@@ -711,7 +712,7 @@ func TestOAuthCodeExchangedConcurrently(t *testing.T) {
 	if access == "" {
 		return
 	}
-	if r := score(s.stack, access); r.status != 401 {
-		t.Fatalf("score with the token of a code used %d times: %d %s, want 401", n, r.status, r.body)
+	if r := score(s.stack, access); r.Status != 401 {
+		t.Fatalf("score with the token of a code used %d times: %d %s, want 401", n, r.Status, r.Body)
 	}
 }

@@ -15,11 +15,11 @@ import (
 // metricsKey issues a paid key with the metrics:read scope.
 func (s *stack) metricsKey() string {
 	s.t.Helper()
-	r := s.call("POST", "/v1/apikeys/issue", map[string]any{"plan": "paid", "scopes": []string{"metrics:read"}}, admin)
-	if r.status != 201 {
-		s.t.Fatalf("metrics key: %d %s", r.status, r.body)
+	r := s.Do("POST", "/v1/apikeys/issue", map[string]any{"plan": "paid", "scopes": []string{"metrics:read"}}, admin)
+	if r.Status != 201 {
+		s.t.Fatalf("metrics key: %d %s", r.Status, r.Body)
 	}
-	return r.obj(s.t)["api_key"].(string)
+	return r.Object(s.t)["api_key"].(string)
 }
 
 // Not parallel: the decision counter is created from the process-wide OpenTelemetry meter provider,
@@ -27,14 +27,14 @@ func (s *stack) metricsKey() string {
 func TestMetricsPrometheusAndSnapshot(t *testing.T) {
 	s := startService(t, map[string]string{"SCORING_TRUSTED_PROXY_HOPS": "1"})
 	key := s.paidKey()
-	if r := score(s, key); r.status != 200 {
-		t.Fatalf("score: %d %s", r.status, r.body)
+	if r := score(s, key); r.Status != 200 {
+		t.Fatalf("score: %d %s", r.Status, r.Body)
 	}
 
 	// GET /metrics from loopback: the text format 0.0.4, even for a scraper that prefers OpenMetrics.
-	r := s.call("GET", "/metrics", nil, map[string]string{"Accept": "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"})
-	if r.status != 200 || r.header.Get("Content-Type") != "text/plain; version=0.0.4; charset=utf-8" {
-		t.Fatalf("/metrics: %d, Content-Type %q, want 200 text/plain; version=0.0.4; charset=utf-8", r.status, r.header.Get("Content-Type"))
+	r := s.Do("GET", "/metrics", nil, map[string]string{"Accept": "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"})
+	if r.Status != 200 || r.Header.Get("Content-Type") != "text/plain; version=0.0.4; charset=utf-8" {
+		t.Fatalf("/metrics: %d, Content-Type %q, want 200 text/plain; version=0.0.4; charset=utf-8", r.Status, r.Header.Get("Content-Type"))
 	}
 	for _, want := range []string{
 		`(?m)^scoring_decisions_total\{[^}]*route_id="unified_score"[^}]*workflow="healthcare.denial"[^}]*\} 1$`,
@@ -42,28 +42,28 @@ func TestMetricsPrometheusAndSnapshot(t *testing.T) {
 		`(?m)^process_cpu_seconds_total `,
 		`(?m)^http_server_request_duration_seconds_count\{`,
 	} {
-		if !regexp.MustCompile(want).Match(r.body) {
+		if !regexp.MustCompile(want).Match(r.Body) {
 			t.Errorf("/metrics lacks a line matching %s", want)
 		}
 	}
 	// Behind the one trusted proxy, the caller it reports decides; a public caller is refused.
-	r = s.call("GET", "/metrics", nil, map[string]string{"X-Forwarded-For": "203.0.113.7"})
-	if r.status != 403 || r.obj(t)["detail"] != "GET /metrics is answered to private-network callers only" {
-		t.Fatalf("/metrics for a public caller behind the proxy: %d %s, want 403 with a detail", r.status, r.body)
+	r = s.Do("GET", "/metrics", nil, map[string]string{"X-Forwarded-For": "203.0.113.7"})
+	if r.Status != 403 || r.Object(t)["detail"] != "GET /metrics is answered to private-network callers only" {
+		t.Fatalf("/metrics for a public caller behind the proxy: %d %s, want 403 with a detail", r.Status, r.Body)
 	}
-	if r := s.call("GET", "/metrics", nil, map[string]string{"X-Forwarded-For": "10.1.2.3"}); r.status != 200 {
-		t.Fatalf("/metrics for a private caller behind the proxy: got %d, want 200", r.status)
+	if r := s.Do("GET", "/metrics", nil, map[string]string{"X-Forwarded-For": "10.1.2.3"}); r.Status != 200 {
+		t.Fatalf("/metrics for a private caller behind the proxy: got %d, want 200", r.Status)
 	}
 
 	// GET /metrics.json repeats the same counters and adds the persisted usage of the month.
 	mkey := s.metricsKey()
 	var snap map[string]any
 	eventually(t, "the call in the snapshot's persisted usage", func() bool {
-		r := s.call("GET", "/metrics.json", nil, bearer(mkey))
-		if r.status != 200 {
-			t.Fatalf("/metrics.json: %d %s", r.status, r.body)
+		r := s.Do("GET", "/metrics.json", nil, bearer(mkey))
+		if r.Status != 200 {
+			t.Fatalf("/metrics.json: %d %s", r.Status, r.Body)
 		}
-		snap = r.obj(t)
+		snap = r.Object(t)
 		return snap["usage"].(map[string]any)["billable_calls"] == 1.0
 	})
 	if snap["metrics_schema_version"] != 1.0 || snap["service"] != "scoring" {
@@ -106,16 +106,16 @@ func TestMetricsJSONNeedsTheScope(t *testing.T) {
 		{"key with the scope", bearer(s.metricsKey()), 200, ""},
 		{"key with the scope in x-service-api-key", map[string]string{"X-Service-Api-Key": s.metricsKey()}, 200, ""},
 	} {
-		r := s.call("GET", "/metrics.json", nil, tc.header)
-		if r.status != tc.status {
-			t.Errorf("%s: got %d %s, want %d", tc.name, r.status, r.body, tc.status)
+		r := s.Do("GET", "/metrics.json", nil, tc.header)
+		if r.Status != tc.status {
+			t.Errorf("%s: got %d %s, want %d", tc.name, r.Status, r.Body, tc.status)
 			continue
 		}
-		if tc.detail != "" && r.obj(t)["detail"] != tc.detail {
-			t.Errorf("%s: body %s, want detail %q", tc.name, r.body, tc.detail)
+		if tc.detail != "" && r.Object(t)["detail"] != tc.detail {
+			t.Errorf("%s: body %s, want detail %q", tc.name, r.Body, tc.detail)
 		}
-		if tc.status == 200 && r.obj(t)["metrics_schema_version"] != 1.0 {
-			t.Errorf("%s: body %s, want metrics_schema_version 1", tc.name, r.body)
+		if tc.status == 200 && r.Object(t)["metrics_schema_version"] != 1.0 {
+			t.Errorf("%s: body %s, want metrics_schema_version 1", tc.name, r.Body)
 		}
 	}
 }
@@ -131,15 +131,15 @@ func normalizePath(p string) string {
 func TestOpenAPICoversEveryRoute(t *testing.T) {
 	t.Parallel()
 	s := startService(t, nil)
-	r := s.call("GET", "/openapi.json", nil, nil)
-	if r.status != 200 || r.header.Get("Content-Type") != "application/json" {
-		t.Fatalf("/openapi.json: %d %q", r.status, r.header.Get("Content-Type"))
+	r := s.Do("GET", "/openapi.json", nil, nil)
+	if r.Status != 200 || r.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("/openapi.json: %d %q", r.Status, r.Header.Get("Content-Type"))
 	}
 	var doc struct {
 		Paths           map[string]map[string]map[string]any `json:"paths"`
 		WorkflowSchemas map[string]any                       `json:"x-workflowSchemas"`
 	}
-	if err := json.Unmarshal(r.body, &doc); err != nil {
+	if err := json.Unmarshal(r.Body, &doc); err != nil {
 		t.Fatal(err)
 	}
 	documented := map[string]map[string]map[string]any{} // normalized path -> method -> operation
@@ -148,7 +148,7 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 	}
 
 	served := map[string]bool{}
-	for _, route := range s.routes() {
+	for _, route := range s.Platform.Server.Routes() {
 		ops := documented[normalizePath(route.Path)]
 		served[normalizePath(route.Path)] = true
 		if route.Method == "" {
@@ -196,11 +196,11 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 	// x-workflowSchemas holds the schemas GET /v1/workflows/{workflow}/schema serves.
 	key := s.paidKey()
 	for _, w := range []string{"healthcare.denial", "healthcare.prior_auth", "healthcare.reimbursement"} {
-		sr := s.call("GET", "/v1/workflows/"+w+"/schema", nil, bearer(key))
-		if sr.status != 200 {
-			t.Fatalf("schema of %s: %d", w, sr.status)
+		sr := s.Do("GET", "/v1/workflows/"+w+"/schema", nil, bearer(key))
+		if sr.Status != 200 {
+			t.Fatalf("schema of %s: %d", w, sr.Status)
 		}
-		if got, want := doc.WorkflowSchemas[w], sr.obj(t)["request_schema"]; !reflect.DeepEqual(got, want) {
+		if got, want := doc.WorkflowSchemas[w], sr.Object(t)["request_schema"]; !reflect.DeepEqual(got, want) {
 			t.Errorf("x-workflowSchemas[%s] differs from the served request_schema", w)
 		}
 	}
@@ -216,17 +216,17 @@ func TestReadyzFollowsTheDatabase(t *testing.T) {
 	env := testEnv(t, nil)
 	env["SCORING_DATABASE_URL"] = dbURL
 	s := startWithEnv(t, env)
-	if r := s.call("GET", "/readyz", nil, nil); r.status != 200 {
-		t.Fatalf("/readyz with the database up: %d %s", r.status, r.body)
+	if r := s.Do("GET", "/readyz", nil, nil); r.Status != 200 {
+		t.Fatalf("/readyz with the database up: %d %s", r.Status, r.Body)
 	}
 	proxy.Cut()
-	r := s.call("GET", "/readyz", nil, nil)
-	if r.status != http.StatusServiceUnavailable || string(r.body) != `{"checks":{"database":"unavailable"},"status":"not_ready"}`+"\n" {
-		t.Fatalf("/readyz with the database cut: %d %s, want 503 not_ready", r.status, r.body)
+	r := s.Do("GET", "/readyz", nil, nil)
+	if r.Status != http.StatusServiceUnavailable || string(r.Body) != `{"checks":{"database":"unavailable"},"status":"not_ready"}`+"\n" {
+		t.Fatalf("/readyz with the database cut: %d %s, want 503 not_ready", r.Status, r.Body)
 	}
-	if r := s.call("GET", "/health", nil, nil); r.status != 200 {
-		t.Errorf("/health with the database cut: got %d, want 200 (liveness does not follow the database)", r.status)
+	if r := s.Do("GET", "/health", nil, nil); r.Status != 200 {
+		t.Errorf("/health with the database cut: got %d, want 200 (liveness does not follow the database)", r.Status)
 	}
 	proxy.Restore()
-	eventually(t, "/readyz back to 200", func() bool { return s.call("GET", "/readyz", nil, nil).status == 200 })
+	eventually(t, "/readyz back to 200", func() bool { return s.Do("GET", "/readyz", nil, nil).Status == 200 })
 }

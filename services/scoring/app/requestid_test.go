@@ -39,7 +39,7 @@ func TestRequestIDOnEveryScoringAnswer(t *testing.T) {
 		{"invalid field", "POST", "/v1/score", mustJSON(map[string]any{"workflow": "healthcare.denial", "payload": with(denialClaim(), "place_of_service", "office")}), bearer(key), 422, true},
 		{"not a scoring route", "GET", "/v1/usage", "", nil, 401, false},
 	} {
-		req, err := http.NewRequest(tc.method, s.base+tc.path, strings.NewReader(tc.body))
+		req, err := http.NewRequest(tc.method, s.URL+tc.path, strings.NewReader(tc.body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +72,7 @@ func TestRequestIDOnEveryScoringAnswer(t *testing.T) {
 func TestRequestIDOverGRPC(t *testing.T) {
 	t.Parallel()
 	s := startService(t, nil)
-	conn, err := grpc.NewClient(s.grpc, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(s.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}

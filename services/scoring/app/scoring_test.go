@@ -14,32 +14,32 @@ func TestWorkflowDiscoveryAndValidation(t *testing.T) {
 	s := startService(t, nil)
 	key := bearer(s.paidKey())
 
-	if r := s.call("GET", "/health", nil, nil); r.status != 200 || r.obj(t)["status"] != "ok" {
-		t.Fatalf("GET /health: %d %s", r.status, r.body)
+	if r := s.Do("GET", "/health", nil, nil); r.Status != 200 || r.Object(t)["status"] != "ok" {
+		t.Fatalf("GET /health: %d %s", r.Status, r.Body)
 	}
-	if r := s.call("GET", "/v1/no-such-route", nil, key); r.status != 404 || r.obj(t)["detail"] != "Not Found" {
-		t.Fatalf("unknown route: %d %s", r.status, r.body)
+	if r := s.Do("GET", "/v1/no-such-route", nil, key); r.Status != 404 || r.Object(t)["detail"] != "Not Found" {
+		t.Fatalf("unknown route: %d %s", r.Status, r.Body)
 	}
-	r := s.call("GET", "/v1/workflows", nil, nil)
-	if r.status != 401 {
-		t.Fatalf("workflows without bearer: got %d, want 401", r.status)
+	r := s.Do("GET", "/v1/workflows", nil, nil)
+	if r.Status != 401 {
+		t.Fatalf("workflows without bearer: got %d, want 401", r.Status)
 	}
-	if d, ok := r.obj(t)["detail"].(string); !ok || d == "" {
-		t.Fatalf("401 body %s: want a string detail", r.body)
+	if d, ok := r.Object(t)["detail"].(string); !ok || d == "" {
+		t.Fatalf("401 body %s: want a string detail", r.Body)
 	}
-	if r := s.call("GET", "/v1/workflows", nil, bearer("sk_not-a-key")); r.status != 401 {
-		t.Fatalf("workflows with an unknown key: got %d, want 401", r.status)
+	if r := s.Do("GET", "/v1/workflows", nil, bearer("sk_not-a-key")); r.Status != 401 {
+		t.Fatalf("workflows with an unknown key: got %d, want 401", r.Status)
 	}
 
-	r = s.call("GET", "/v1/workflows", nil, key)
+	r = s.Do("GET", "/v1/workflows", nil, key)
 	var index struct {
 		Workflows []struct {
 			Workflow     string `json:"workflow"`
 			ModelVersion string `json:"model_version"`
 		}
 	}
-	if err := json.Unmarshal(r.body, &index); err != nil || r.status != 200 {
-		t.Fatalf("workflows: %d %s", r.status, r.body)
+	if err := json.Unmarshal(r.Body, &index); err != nil || r.Status != 200 {
+		t.Fatalf("workflows: %d %s", r.Status, r.Body)
 	}
 	var ids []string
 	for _, w := range index.Workflows {
@@ -49,30 +49,30 @@ func TestWorkflowDiscoveryAndValidation(t *testing.T) {
 		t.Fatalf("workflow ids: got %v, want %v", ids, want)
 	}
 
-	r = s.call("GET", "/v1/workflows/healthcare.denial/schema", nil, key)
-	schema := r.obj(t)
+	r = s.Do("GET", "/v1/workflows/healthcare.denial/schema", nil, key)
+	schema := r.Object(t)
 	required, _ := schema["required_fields"].([]any)
-	if r.status != 200 || len(required) != 7 || schema["example"] == nil || schema["request_schema"] == nil {
-		t.Fatalf("denial schema: %d %s", r.status, r.body)
+	if r.Status != 200 || len(required) != 7 || schema["example"] == nil || schema["request_schema"] == nil {
+		t.Fatalf("denial schema: %d %s", r.Status, r.Body)
 	}
 	// The example validates: a newcomer can paste it.
-	if v := s.call("POST", "/v1/workflows/healthcare.denial/validate", schema["example"], key); v.status != 200 {
-		t.Fatalf("example does not validate: %d %s", v.status, v.body)
+	if v := s.Do("POST", "/v1/workflows/healthcare.denial/validate", schema["example"], key); v.Status != 200 {
+		t.Fatalf("example does not validate: %d %s", v.Status, v.Body)
 	}
-	if r := s.call("GET", "/v1/workflows/healthcare.dental/schema", nil, key); r.status != 404 {
-		t.Fatalf("unknown workflow schema: got %d, want 404", r.status)
+	if r := s.Do("GET", "/v1/workflows/healthcare.dental/schema", nil, key); r.Status != 404 {
+		t.Fatalf("unknown workflow schema: got %d, want 404", r.Status)
 	}
 
-	r = s.call("POST", "/v1/workflows/healthcare.denial/validate", with(denialClaim(), "icd10_code", "e119"), key)
-	body := r.obj(t)
+	r = s.Do("POST", "/v1/workflows/healthcare.denial/validate", with(denialClaim(), "icd10_code", "e119"), key)
+	body := r.Object(t)
 	norm, _ := body["normalized_payload"].(map[string]any)
-	if r.status != 200 || body["valid"] != true || norm["icd10_code"] != "E11.9" || body["billable"] != false {
-		t.Fatalf("validate normalises: %d %s", r.status, r.body)
+	if r.Status != 200 || body["valid"] != true || norm["icd10_code"] != "E11.9" || body["billable"] != false {
+		t.Fatalf("validate normalises: %d %s", r.Status, r.Body)
 	}
-	r = s.call("POST", "/v1/workflows/healthcare.denial/validate", with(denialClaim(), "place_of_service", "office", "icd10_code", "e119"), key)
-	body = r.obj(t)
-	if r.status != 422 || !strings.Contains(body["detail"].(string), "place_of_service") || body["valid"] != false {
-		t.Fatalf("validate office: %d %s", r.status, r.body)
+	r = s.Do("POST", "/v1/workflows/healthcare.denial/validate", with(denialClaim(), "place_of_service", "office", "icd10_code", "e119"), key)
+	body = r.Object(t)
+	if r.Status != 422 || !strings.Contains(body["detail"].(string), "place_of_service") || body["valid"] != false {
+		t.Fatalf("validate office: %d %s", r.Status, r.Body)
 	}
 	// The fields that passed come back normalised; the failing one is left out.
 	norm, _ = body["normalized_payload"].(map[string]any)
@@ -81,10 +81,10 @@ func TestWorkflowDiscoveryAndValidation(t *testing.T) {
 	}
 	errs, _ := body["errors"].([]any)
 	if len(errs) != 1 || errs[0].(map[string]any)["field"] != "place_of_service" {
-		t.Fatalf("validate office errors: %s", r.body)
+		t.Fatalf("validate office errors: %s", r.Body)
 	}
 	// Validation is not billable.
-	usage := s.call("GET", "/v1/usage", nil, key).obj(t)
+	usage := s.Do("GET", "/v1/usage", nil, key).Object(t)
 	if usage["billable_calls"] != float64(0) {
 		t.Fatalf("usage after validation only: %v", usage)
 	}
@@ -116,15 +116,15 @@ func TestScoreResponses(t *testing.T) {
 		{"healthcare.reimbursement", "0.2.1", "reimbursement", with(denialClaim(), "units", 2, "service_date", nil, "network_status", nil)},
 	} {
 		t.Run(tc.workflow, func(t *testing.T) {
-			r := s.call("POST", "/v1/score", map[string]any{"workflow": tc.workflow, "payload": tc.payload}, key)
-			j := r.obj(t)
-			if r.status != 200 {
-				t.Fatalf("score: %d %s", r.status, r.body)
+			r := s.Do("POST", "/v1/score", map[string]any{"workflow": tc.workflow, "payload": tc.payload}, key)
+			j := r.Object(t)
+			if r.Status != 200 {
+				t.Fatalf("score: %d %s", r.Status, r.Body)
 			}
 			if got := keysOf(j); !reflect.DeepEqual(got, scoreFields) {
 				t.Fatalf("fields: got %v, want %v", got, scoreFields)
 			}
-			if r.header.Get("x-request-id") == "" {
+			if r.Header.Get("x-request-id") == "" {
 				t.Fatal("no x-request-id header")
 			}
 			if j["workflow"] != tc.workflow || j["model_version"] != tc.version {
@@ -145,7 +145,7 @@ func TestScoreResponses(t *testing.T) {
 				t.Fatalf("risk_level %v", j["risk_level"])
 			}
 			// Same input, same version: the same answer but for scored_at.
-			again := s.call("POST", "/v1/score", map[string]any{"workflow": tc.workflow, "payload": tc.payload}, key).obj(t)
+			again := s.Do("POST", "/v1/score", map[string]any{"workflow": tc.workflow, "payload": tc.payload}, key).Object(t)
 			delete(again, "scored_at")
 			delete(j, "scored_at")
 			if !reflect.DeepEqual(again, j) {
@@ -154,7 +154,7 @@ func TestScoreResponses(t *testing.T) {
 		})
 	}
 
-	r := s.call("POST", "/v1/score", map[string]any{"workflow": "healthcare.reimbursement", "payload": with(denialClaim(), "units", 1)}, key).obj(t)
+	r := s.Do("POST", "/v1/score", map[string]any{"workflow": "healthcare.reimbursement", "payload": with(denialClaim(), "units", 1)}, key).Object(t)
 	reimb := r["details"].(map[string]any)["reimbursement"].(map[string]any)
 	if got, want := r["score"].(float64), 1-reimb["reimbursement_ratio"].(float64); abs(got-want) > 1e-6 {
 		t.Fatalf("reimbursement score %v, want 1 - ratio = %v", got, want)
@@ -177,12 +177,12 @@ func TestScoreResponses(t *testing.T) {
 	}
 	// Option values are checked whatever the workflow, though only denial uses them.
 	for _, o := range []map[string]any{{"operating_point": "max"}, {"distribution_profile": "medicaid"}} {
-		r := s.call("POST", "/v1/score", map[string]any{"workflow": "healthcare.prior_auth", "payload": denialClaim(), "options": o}, key)
-		if d, _ := r.obj(t)["detail"].(string); r.status != 422 || !strings.Contains(d, "options.") {
-			t.Errorf("prior auth with options %v: %d %s, want 422 naming the option", o, r.status, r.body)
+		r := s.Do("POST", "/v1/score", map[string]any{"workflow": "healthcare.prior_auth", "payload": denialClaim(), "options": o}, key)
+		if d, _ := r.Object(t)["detail"].(string); r.Status != 422 || !strings.Contains(d, "options.") {
+			t.Errorf("prior auth with options %v: %d %s, want 422 naming the option", o, r.Status, r.Body)
 		}
 	}
-	pa := s.call("POST", "/v1/score", map[string]any{"workflow": "healthcare.prior_auth", "payload": denialClaim()}, key).obj(t)
+	pa := s.Do("POST", "/v1/score", map[string]any{"workflow": "healthcare.prior_auth", "payload": denialClaim()}, key).Object(t)
 	support := pa["details"].(map[string]any)["prior_auth"].(map[string]any)["payer_support"].(map[string]any)
 	if !slices.Contains([]string{"high", "moderate", "low"}, support["support_level"].(string)) {
 		t.Fatalf("support level %v", support)
@@ -206,11 +206,11 @@ func TestDenialRouting(t *testing.T) {
 		if options != nil {
 			body["options"] = options
 		}
-		r := s.call("POST", "/v1/score", body, key)
-		if r.status != 200 {
-			t.Fatalf("score %v %v: %d %s", payload, options, r.status, r.body)
+		r := s.Do("POST", "/v1/score", body, key)
+		if r.Status != 200 {
+			t.Fatalf("score %v %v: %d %s", payload, options, r.Status, r.Body)
 		}
-		return r.obj(t)["details"].(map[string]any)["denial"].(map[string]any)
+		return r.Object(t)["details"].(map[string]any)["denial"].(map[string]any)
 	}
 
 	// Document 2's operating-threshold table, every cell.
@@ -255,38 +255,38 @@ func TestDenialRouting(t *testing.T) {
 		{"unknown operating point", map[string]any{"operating_point": "aggressive"}, 422},
 		{"unknown profile", map[string]any{"distribution_profile": "medicare"}, 422},
 	} {
-		r := s.call("POST", "/v1/score", map[string]any{"workflow": "healthcare.denial", "payload": denialClaim(), "options": tc.options}, key)
-		if _, ok := r.obj(t)["detail"].(string); r.status != tc.status || !ok {
-			t.Errorf("%s: got %d %s, want %d with a string detail", tc.name, r.status, r.body, tc.status)
+		r := s.Do("POST", "/v1/score", map[string]any{"workflow": "healthcare.denial", "payload": denialClaim(), "options": tc.options}, key)
+		if _, ok := r.Object(t)["detail"].(string); r.Status != tc.status || !ok {
+			t.Errorf("%s: got %d %s, want %d with a string detail", tc.name, r.Status, r.Body, tc.status)
 		}
 	}
 	// A pin that is served is used; an unavailable one falls back when allowed.
-	r := s.call("POST", "/v1/score", map[string]any{"workflow": "healthcare.denial", "payload": denialClaim(), "options": map[string]any{"model_version": "0.3.3", "allow_fallback": false}}, key)
-	if r.status != 200 {
-		t.Errorf("served pin: %d %s", r.status, r.body)
+	r := s.Do("POST", "/v1/score", map[string]any{"workflow": "healthcare.denial", "payload": denialClaim(), "options": map[string]any{"model_version": "0.3.3", "allow_fallback": false}}, key)
+	if r.Status != 200 {
+		t.Errorf("served pin: %d %s", r.Status, r.Body)
 	}
-	r = s.call("POST", "/v1/score", map[string]any{"workflow": "healthcare.denial", "payload": denialClaim(), "options": map[string]any{"model_version": "9.9.9"}}, key)
-	if r.status != 200 || r.obj(t)["model_version"] != "0.3.3" {
-		t.Errorf("fallback pin: %d %s", r.status, r.body)
+	r = s.Do("POST", "/v1/score", map[string]any{"workflow": "healthcare.denial", "payload": denialClaim(), "options": map[string]any{"model_version": "9.9.9"}}, key)
+	if r.Status != 200 || r.Object(t)["model_version"] != "0.3.3" {
+		t.Errorf("fallback pin: %d %s", r.Status, r.Body)
 	}
-	r = s.call("POST", "/v1/score", map[string]any{"workflow": "healthcare.denial", "payload": with(denialClaim(), "place_of_service", "office")}, key)
-	if d, _ := r.obj(t)["detail"].(string); r.status != 422 || !strings.Contains(d, "place_of_service") {
-		t.Errorf("office: %d %s", r.status, r.body)
+	r = s.Do("POST", "/v1/score", map[string]any{"workflow": "healthcare.denial", "payload": with(denialClaim(), "place_of_service", "office")}, key)
+	if d, _ := r.Object(t)["detail"].(string); r.Status != 422 || !strings.Contains(d, "place_of_service") {
+		t.Errorf("office: %d %s", r.Status, r.Body)
 	}
-	if r.header.Get("x-request-id") == "" {
+	if r.Header.Get("x-request-id") == "" {
 		t.Error("a failed scoring call has no x-request-id")
 	}
-	r = s.call("POST", "/v1/score", map[string]any{"workflow": "healthcare.dental", "payload": denialClaim()}, key)
-	if r.status != 422 {
-		t.Errorf("unknown workflow: %d %s", r.status, r.body)
+	r = s.Do("POST", "/v1/score", map[string]any{"workflow": "healthcare.dental", "payload": denialClaim()}, key)
+	if r.Status != 422 {
+		t.Errorf("unknown workflow: %d %s", r.Status, r.Body)
 	}
 }
 
 func TestDeploymentThresholdOverride(t *testing.T) {
 	t.Parallel()
 	s := startService(t, map[string]string{"SCORING_DENIAL_THRESHOLD_OVERRIDE": "0.4"})
-	r := s.call("POST", "/v1/score", map[string]any{"workflow": "healthcare.denial", "payload": denialClaim(), "options": map[string]any{"distribution_profile": "cms_v1"}}, bearer(s.paidKey()))
-	d := r.obj(t)["details"].(map[string]any)["denial"].(map[string]any)
+	r := s.Do("POST", "/v1/score", map[string]any{"workflow": "healthcare.denial", "payload": denialClaim(), "options": map[string]any{"distribution_profile": "cms_v1"}}, bearer(s.paidKey()))
+	d := r.Object(t)["details"].(map[string]any)["denial"].(map[string]any)
 	if d["threshold"] != 0.4 || d["threshold_source"] != "deployment_override" {
 		t.Fatalf("override: %v", d)
 	}
@@ -301,17 +301,17 @@ func TestLegacyRoutesAndBatch(t *testing.T) {
 		{"/v1/claims/prior-auth/predict", "healthcare.prior_auth"},
 		{"/v1/claims/reimbursement/estimate", "healthcare.reimbursement"},
 	} {
-		r := s.call("POST", tc.path, with(denialClaim(), "units", 1), key)
-		if r.status != 200 || r.obj(t)["workflow"] != tc.workflow || r.header.Get("x-request-id") == "" {
-			t.Errorf("%s: %d %s", tc.path, r.status, r.body)
+		r := s.Do("POST", tc.path, with(denialClaim(), "units", 1), key)
+		if r.Status != 200 || r.Object(t)["workflow"] != tc.workflow || r.Header.Get("x-request-id") == "" {
+			t.Errorf("%s: %d %s", tc.path, r.Status, r.Body)
 		}
 	}
 	// Options travel as query parameters on the legacy routes, the strict pin included.
-	if r := s.call("POST", "/v1/claims/denial/score?model_version=9.9.9&allow_fallback=false", denialClaim(), key); r.status != 409 {
-		t.Errorf("legacy strict pin: %d %s", r.status, r.body)
+	if r := s.Do("POST", "/v1/claims/denial/score?model_version=9.9.9&allow_fallback=false", denialClaim(), key); r.Status != 409 {
+		t.Errorf("legacy strict pin: %d %s", r.Status, r.Body)
 	}
-	if r := s.call("POST", "/v1/claims/denial/score?model_version=9.9.9", denialClaim(), key); r.status != 200 || r.obj(t)["model_version"] != "0.3.3" {
-		t.Errorf("legacy pin fallback: %d %s", r.status, r.body)
+	if r := s.Do("POST", "/v1/claims/denial/score?model_version=9.9.9", denialClaim(), key); r.Status != 200 || r.Object(t)["model_version"] != "0.3.3" {
+		t.Errorf("legacy pin fallback: %d %s", r.Status, r.Body)
 	}
 
 	items := []any{
@@ -320,7 +320,7 @@ func TestLegacyRoutesAndBatch(t *testing.T) {
 		map[string]any{"id": "c", "workflow": "healthcare.prior_auth", "payload": denialClaim()},
 		map[string]any{"id": "d", "workflow": "healthcare.denial", "payload": denialClaim(), "options": map[string]any{"model_version": "1.0.0", "allow_fallback": false}},
 	}
-	r := s.call("POST", "/v1/score/batch", map[string]any{"items": items}, key)
+	r := s.Do("POST", "/v1/score/batch", map[string]any{"items": items}, key)
 	var batch struct {
 		Results []struct {
 			ID        string         `json:"id"`
@@ -335,8 +335,8 @@ func TestLegacyRoutesAndBatch(t *testing.T) {
 		}
 		Summary map[string]float64
 	}
-	if err := json.Unmarshal(r.body, &batch); err != nil || r.status != 200 {
-		t.Fatalf("batch: %d %s", r.status, r.body)
+	if err := json.Unmarshal(r.Body, &batch); err != nil || r.Status != 200 {
+		t.Fatalf("batch: %d %s", r.Status, r.Body)
 	}
 	wantStatus := []int{200, 422, 200, 409}
 	for i, res := range batch.Results {
@@ -353,13 +353,13 @@ func TestLegacyRoutesAndBatch(t *testing.T) {
 	if batch.Summary["succeeded"] != 2 || batch.Summary["failed"] != 2 || batch.Summary["billable_calls"] != 2 {
 		t.Errorf("summary %v", batch.Summary)
 	}
-	if r := s.call("POST", "/v1/score/batch", map[string]any{"items": []any{}}, key); r.status != 422 {
-		t.Errorf("empty batch: %d", r.status)
+	if r := s.Do("POST", "/v1/score/batch", map[string]any{"items": []any{}}, key); r.Status != 422 {
+		t.Errorf("empty batch: %d", r.Status)
 	}
 	// Batch items carry their own feedback keys.
-	fb := s.call("POST", "/v1/feedback", map[string]any{"request_id": batch.Results[2].RequestID, "endpoint": "prior_auth",
+	fb := s.Do("POST", "/v1/feedback", map[string]any{"request_id": batch.Results[2].RequestID, "endpoint": "prior_auth",
 		"observed_outcome": "approved", "expected_outcome": "approved"}, key)
-	if fb.status != 202 {
-		t.Errorf("feedback on a batch item: %d %s", fb.status, fb.body)
+	if fb.Status != 202 {
+		t.Errorf("feedback on a batch item: %d %s", fb.Status, fb.Body)
 	}
 }

@@ -19,7 +19,7 @@ import (
 // publishChange publishes a policy.change event the way the ingestion service's relay does.
 func publishChange(t *testing.T, s *stack, ev *ingestionv1.PolicyChangePublished) {
 	t.Helper()
-	b, err := bus.Connect(s.env["NATS_URL"], s.env["NATS_NAMESPACE"], "scoring-test", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	b, err := bus.Connect(s.Env["NATS_URL"], s.Env["NATS_NAMESPACE"], "scoring-test", slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,23 +57,23 @@ func TestPolicySignalsReachPriorAuth(t *testing.T) {
 	key := bearer(s.paidKey())
 	claim := with(denialClaim(), "cpt_code", "72148", "payer_id", 60054)
 	priorAuth := func() map[string]any {
-		r := s.call("POST", "/v1/score", map[string]any{"workflow": "healthcare.prior_auth", "payload": claim}, key)
-		if r.status != 200 {
-			t.Fatalf("prior auth: %d %s", r.status, r.body)
+		r := s.Do("POST", "/v1/score", map[string]any{"workflow": "healthcare.prior_auth", "payload": claim}, key)
+		if r.Status != 200 {
+			t.Fatalf("prior auth: %d %s", r.Status, r.Body)
 		}
-		return r.obj(t)
+		return r.Object(t)
 	}
 	before := priorAuth()
 
 	// Mapping management is admin-only and validated.
-	if r := s.call("PUT", "/v1/policy-signals/payers/60054", map[string]any{"organization": "Acme Health"}, key); r.status != 401 {
-		t.Fatalf("mapping with a bearer key: %d", r.status)
+	if r := s.Do("PUT", "/v1/policy-signals/payers/60054", map[string]any{"organization": "Acme Health"}, key); r.Status != 401 {
+		t.Fatalf("mapping with a bearer key: %d", r.Status)
 	}
-	if r := s.call("PUT", "/v1/policy-signals/payers/60054", map[string]any{"organization": " "}, admin); r.status != 422 {
-		t.Fatalf("empty organization: %d", r.status)
+	if r := s.Do("PUT", "/v1/policy-signals/payers/60054", map[string]any{"organization": " "}, admin); r.Status != 422 {
+		t.Fatalf("empty organization: %d", r.Status)
 	}
-	if r := s.call("PUT", "/v1/policy-signals/payers/60054", map[string]any{"organization": "Acme Health"}, admin); r.status != 200 {
-		t.Fatalf("mapping: %d %s", r.status, r.body)
+	if r := s.Do("PUT", "/v1/policy-signals/payers/60054", map[string]any{"organization": "Acme Health"}, admin); r.Status != 200 {
+		t.Fatalf("mapping: %d %s", r.Status, r.Body)
 	}
 	ev := &ingestionv1.PolicyChangePublished{
 		ChangeEventId: "0192f6a0-0000-7000-8000-000000000001", Organization: "Acme Health", ChangeType: "prior_auth_added",
@@ -87,13 +87,13 @@ func TestPolicySignalsReachPriorAuth(t *testing.T) {
 		Organization: "Acme Health", ChangeType: "prior_auth_added", AffectedCodes: []string{"97110"}, PublishedAt: timestamppb.Now()})
 
 	for _, limit := range []string{"-1", "101"} {
-		if r := s.call("GET", "/v1/policy-signals?limit="+limit, nil, admin); r.status != 422 {
-			t.Fatalf("limit %s: %d %s", limit, r.status, r.body)
+		if r := s.Do("GET", "/v1/policy-signals?limit="+limit, nil, admin); r.Status != 422 {
+			t.Fatalf("limit %s: %d %s", limit, r.Status, r.Body)
 		}
 	}
 	eventually(t, "two stored signals", func() bool {
-		r := s.call("GET", "/v1/policy-signals?organization=Acme%20Health", nil, admin)
-		signals, _ := r.obj(t)["signals"].([]any)
+		r := s.Do("GET", "/v1/policy-signals?organization=Acme%20Health", nil, admin)
+		signals, _ := r.Object(t)["signals"].([]any)
 		return len(signals) == 2
 	})
 	after := priorAuth()
@@ -115,7 +115,7 @@ func TestPolicySignalsReachPriorAuth(t *testing.T) {
 	}
 
 	// The decision log names the signal and the support level, and no claim field.
-	logs := s.logs.String()
+	logs := s.Logs.String()
 	if !strings.Contains(logs, ev.ChangeEventId) || !strings.Contains(logs, `"support_level"`) {
 		t.Fatalf("decision log lacks signal or support level")
 	}
@@ -128,11 +128,11 @@ func TestPolicySignalsReachPriorAuth(t *testing.T) {
 	}
 
 	// Removing the mapping detaches the payer's signals.
-	if r := s.call("DELETE", "/v1/policy-signals/payers/60054", nil, admin); r.status != 204 {
-		t.Fatalf("delete mapping: %d %s", r.status, r.body)
+	if r := s.Do("DELETE", "/v1/policy-signals/payers/60054", nil, admin); r.Status != 204 {
+		t.Fatalf("delete mapping: %d %s", r.Status, r.Body)
 	}
-	if r := s.call("DELETE", "/v1/policy-signals/payers/60054", nil, admin); r.status != 404 {
-		t.Fatalf("delete again: %d", r.status)
+	if r := s.Do("DELETE", "/v1/policy-signals/payers/60054", nil, admin); r.Status != 404 {
+		t.Fatalf("delete again: %d", r.Status)
 	}
 	pa = priorAuth()["details"].(map[string]any)["prior_auth"].(map[string]any)
 	if len(pa["policy_signals"].([]any)) != 0 {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/trustlayer/trustlayer/pkg/loadtest"
 	"github.com/trustlayer/trustlayer/services/scoring/app"
-	"github.com/trustlayer/trustlayer/services/scoring/internal/api"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/decision"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/model"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/policysignal"
@@ -59,16 +58,15 @@ func serveRole(ctx context.Context) (bool, error) {
 			}()
 		}
 		// Exactly the service binary's entry point, with its defaults (GOGC included); the twins only
-		// swap the limiter of the scoring routes: for one that admits and counts nothing but still
-		// stores the request records (limits and metering off), or one that stores nothing either.
-		var adjust func(*app.Config)
+		// swap the limiter of the scoring routes (limiter.go).
+		var opts []app.Option
 		switch role {
 		case "service-unlimited":
-			adjust = func(c *app.Config) { c.Limiter = api.NewUnlimited }
+			opts = append(opts, limitsOff)
 		case "service-unmetered":
-			adjust = func(c *app.Config) { c.Limiter = api.NewUnmetered }
+			opts = append(opts, everythingOff)
 		}
-		return true, app.MainWith(ctx, nil, os.Getenv, os.Stdout, adjust)
+		return true, app.Main(ctx, nil, os.Getenv, os.Stdout, opts...)
 	case "baseline":
 		models, err := model.Load()
 		if err != nil {

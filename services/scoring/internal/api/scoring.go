@@ -57,33 +57,6 @@ type Limiter interface {
 	Admit(ctx context.Context, keyID string, plan meter.Plan, n int) (meter.Ticket, error)
 }
 
-// Unmetered is a Limiter that admits every request and meters none, and so stores no request
-// record either: with Unlimited, one of the "off" sides of the benchmarks that measure what limits
-// and metering cost (scoring-bench's twins, BenchmarkScoreHandler, BenchmarkScoreOverHTTP). The
-// service itself never uses it.
-type Unmetered struct{}
-
-// Admit admits the request; its ticket's Commit and Release do nothing.
-func (Unmetered) Admit(context.Context, string, meter.Plan, int) (meter.Ticket, error) {
-	return meter.Ticket{}, nil
-}
-
-// Unlimited is a Limiter that admits every request and counts none, but still stores each request's
-// record through Meter (meter.Meter.Unlimited): the service with limits and metering off, since the
-// records are the feedback route's. The service itself never uses it.
-type Unlimited struct{ Meter *meter.Meter }
-
-// NewUnmetered and NewUnlimited are the two "off" limiters in the form app.Config.Limiter takes.
-func NewUnmetered(*meter.Meter) Limiter { return Unmetered{} }
-
-// NewUnlimited returns Unlimited{Meter: m}.
-func NewUnlimited(m *meter.Meter) Limiter { return Unlimited{Meter: m} }
-
-// Admit admits the request without a limit.
-func (u Unlimited) Admit(_ context.Context, _ string, _ meter.Plan, n int) (meter.Ticket, error) {
-	return u.Meter.Unlimited(n), nil
-}
-
 // NewScoring returns the service. upgradeURL is where a trial key that ran out of calls upgrades.
 func NewScoring(engine *decision.Engine, models *model.Set, limiter Limiter, log *slog.Logger, upgradeURL string) *Scoring {
 	return &Scoring{engine: engine, models: models, limiter: limiter, log: log, upgradeURL: upgradeURL, now: time.Now, metrics: newDecisionMetrics()}
