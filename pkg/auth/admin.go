@@ -15,7 +15,7 @@ import (
 )
 
 // AdminHeader is the header (and, lower-cased, the gRPC metadata key) that carries the admin token on
-// every service (DESIGN.md "API surface").
+// every service (README "Ports and configuration").
 const AdminHeader = "X-Admin-Token"
 
 // ErrAdminToken is the answer to a missing or wrong admin token. It does not say which, so that it

@@ -8,7 +8,8 @@ import (
 	"strings"
 )
 
-// apiKeyBytes is the entropy of an issued key: 32 bytes, as DESIGN.md "Data" asks.
+// apiKeyBytes is the entropy of an issued key: 32 bytes, the 256 bits of the SHA-256 (FIPS 180-4) its
+// stored hash has, so that the stored form is no easier to attack than the key.
 const apiKeyBytes = 32
 
 // IssuedKey is a new API key: the secret is shown to its owner once; only Hash and Prefix are stored.

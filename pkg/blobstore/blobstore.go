@@ -1,6 +1,6 @@
 // Package blobstore opens the blob bucket a service keeps documents and artifacts in (gocloud.dev/blob:
 // a local directory by default, S3-compatible storage in production) and writes objects once: an
-// existing key is never overwritten (DESIGN.md "Data").
+// existing key is never overwritten, since a key names its content and an archive is evidence.
 package blobstore
 
 import (

@@ -1,4 +1,5 @@
-// Package bus connects a service to NATS JetStream and provisions the streams of DESIGN.md "Events".
+// Package bus connects a service to NATS JetStream and provisions the streams of the
+// repository README ("Architecture", the stream table).
 // Every stream name and subject goes through the Bus's namespace, so that separate stacks or test runs
 // can share one NATS server without seeing each other's messages.
 package bus

@@ -1,5 +1,5 @@
 // Package gateway builds the grpc-gateway ServeMux every service serves its JSON API through, so that
-// all three render errors, success codes and JSON the same way (DESIGN.md "API surface").
+// all three render errors, success codes and JSON the same way (README "How to add a route").
 package gateway
 
 import (

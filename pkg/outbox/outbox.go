@@ -1,4 +1,4 @@
-// Package outbox implements the transactional outbox of DESIGN.md "Events": a service writes an event
+// Package outbox implements the transactional outbox (README "Architecture"): a service writes an event
 // row in the same transaction as the state change it reports, and a relay publishes pending rows to
 // JetStream with Nats-Msg-Id set to the event id, so that a NATS outage delays events but never loses
 // them, and a re-publish after a crash is dropped by JetStream's duplicate window.

@@ -14,7 +14,7 @@ import (
 )
 
 // PrometheusContentType is the one Content-Type the Prometheus handler answers with: the text
-// exposition format 0.0.4 (Document 2 "Endpoints": GET /metrics).
+// exposition format 0.0.4 of the Prometheus exposition formats, which every scraper reads.
 const PrometheusContentType = string(expfmt.FmtText)
 
 // Prometheus is a pull exporter: the service's OpenTelemetry metrics (bridged by the OTel Prometheus
@@ -52,8 +52,9 @@ func (p *Prometheus) Reader() sdkmetric.Reader { return p.reader }
 func (p *Prometheus) Gatherer() prometheus.Gatherer { return p.registry }
 
 // Handler serves the metrics in the text format 0.0.4 whatever the request's Accept header asks:
-// Document 2 fixes the content type, so neither OpenMetrics nor the newer text formats that
-// Prometheus 3 scrapers ask for are negotiated. Access control is the caller's (wrap the handler).
+// scoring's README ("Operations") documents that content type, so neither OpenMetrics nor the newer
+// text formats that Prometheus 3 scrapers ask for are negotiated. Access control is the caller's (wrap
+// the handler).
 func (p *Prometheus) Handler() http.Handler {
 	h := promhttp.HandlerFor(p.registry, promhttp.HandlerOpts{
 		AcceptedFormats: []expfmt.Format{expfmt.FmtText},

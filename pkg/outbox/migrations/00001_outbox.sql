@@ -1,6 +1,6 @@
 -- +goose Up
 -- An event is written here in the same transaction as the state change it reports, then relayed to
--- JetStream (DESIGN.md "Events"). seq gives the relay a cheap, ordered scan of what is pending.
+-- JetStream (README "Architecture"). seq gives the relay a cheap, ordered scan of what is pending.
 CREATE TABLE outbox (
     id           uuid PRIMARY KEY,
     seq          bigint GENERATED ALWAYS AS IDENTITY,

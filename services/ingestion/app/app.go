@@ -6,6 +6,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/netip"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/trustlayer/trustlayer/pkg/apidoc"
 	"github.com/trustlayer/trustlayer/pkg/auth"
 	"github.com/trustlayer/trustlayer/pkg/bus"
 	"github.com/trustlayer/trustlayer/pkg/config"
@@ -23,6 +25,7 @@ import (
 	ingestionv1 "github.com/trustlayer/trustlayer/proto/ingestion/v1"
 	"github.com/trustlayer/trustlayer/services/ingestion/internal/api"
 	"github.com/trustlayer/trustlayer/services/ingestion/internal/archive"
+	"github.com/trustlayer/trustlayer/services/ingestion/internal/events"
 	"github.com/trustlayer/trustlayer/services/ingestion/internal/ingest"
 	"github.com/trustlayer/trustlayer/services/ingestion/internal/store"
 )
@@ -98,7 +101,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		gateway.WithIncomingHeaders(auth.AdminHeader))
 	// Every ingestion route but /v1/build (the shared BuildService) needs the admin token.
 	spec.Unary = func(*platform.Platform) []grpc.UnaryServerInterceptor {
-		return []grpc.UnaryServerInterceptor{auth.RequireAdmin(spec.Service.AdminToken, "/ingestion.v1.")}
+		return []grpc.UnaryServerInterceptor{auth.RequireAdmin(spec.Service.AdminToken, api.AdminMethods)}
 	}
 	return Config{Spec: spec, Settings: settings}, nil
 }
@@ -108,14 +111,18 @@ func ConfigVars() []string {
 	return platform.ConfigVars(EnvPrefix, &Settings{})
 }
 
-// Register adds the service's APIs and its scheduler to an opened platform.
+// Register adds the service's APIs, its OpenAPI document and its scheduler to an opened platform.
 func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
+	doc, err := api.Document()
+	if err != nil {
+		return err
+	}
 	arch, err := archive.Open(ctx, cfg.Settings.BlobURL)
 	if err != nil {
 		return err
 	}
 	p.OnClose(func() { _ = arch.Close() })
-	svc := ingest.NewService(store.New(p.Pool), arch, p.Log, cfg.Settings.allowPrivate, ingest.Limits{
+	svc := ingest.NewService(store.New(p.Pool), arch, events.PolicyChange, p.Log, cfg.Settings.allowPrivate, ingest.Limits{
 		MaxBytes: cfg.Settings.FetchMaxBytes, Timeout: cfg.Settings.FetchTimeout, MaxAttempts: cfg.Settings.FetchMaxAttempts,
 	})
 	if err := p.Server.Register(&ingestionv1.SourceService_ServiceDesc, api.NewSources(svc), serve.Gateway(ingestionv1.RegisterSourceServiceHandlerClient, ingestionv1.NewSourceServiceClient)); err != nil {
@@ -124,17 +131,50 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 	if err := p.Server.Register(&ingestionv1.LedgerService_ServiceDesc, api.NewLedger(svc), serve.Gateway(ingestionv1.RegisterLedgerServiceHandlerClient, ingestionv1.NewLedgerServiceClient)); err != nil {
 		return err
 	}
+	p.Server.Handle("GET /openapi.json", apidoc.Handler(doc))
 	p.Go(func(ctx context.Context) error { return svc.Schedule(ctx, cfg.Settings.SchedulerInterval) })
 	return nil
 }
 
-// Main runs the service binary with its arguments ("serve" by default, or "migrate").
-func Main(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+// Boot loads the configuration from getenv and opens the platform with every API and loop of the
+// service registered, logging to logs; it does not run it (pkg/servicetest's Boot).
+func Boot(ctx context.Context, getenv func(string) string, logs io.Writer) (*platform.Platform, error) {
 	cfg, err := LoadConfig(getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return platform.Command(ctx, args, getenv, stdout, cfg.Spec, func(p *platform.Platform) error {
-		return Register(ctx, cfg, p)
-	})
+	p, err := platform.Open(ctx, cfg.Spec, getenv, logs)
+	if err != nil {
+		return nil, err
+	}
+	if err := Register(ctx, cfg, p); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// Main runs the service binary with its arguments: "serve" (the default) boots the service as Boot
+// does and runs it until ctx ends; "migrate" applies the migrations and exits.
+func Main(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd = args[0]
+	}
+	switch cmd {
+	case "migrate":
+		cfg, err := LoadConfig(getenv)
+		if err != nil {
+			return err
+		}
+		return platform.Migrate(ctx, cfg.Spec, stdout)
+	case "serve":
+		p, err := Boot(ctx, getenv, stdout)
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		return p.Run(ctx)
+	}
+	return fmt.Errorf("unknown command %q (want serve or migrate)", cmd)
 }

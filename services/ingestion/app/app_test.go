@@ -60,22 +60,22 @@ func TestAdminTokenGate(t *testing.T) {
 	for _, path := range []string{"/v1/sources", "/v1/change-events", "/v1/sources/0190a0b0-0000-7000-8000-000000000000"} {
 		for _, token := range []string{"", "wrong-token-of-some-length"} {
 			r := s.call("GET", path, nil, token)
-			if r.status != http.StatusUnauthorized {
-				t.Errorf("GET %s with token %q: got %d, want 401", path, token, r.status)
+			if r.Status != http.StatusUnauthorized {
+				t.Errorf("GET %s with token %q: got %d, want 401", path, token, r.Status)
 				continue
 			}
-			if d, _ := r.obj(t)["detail"].(string); !strings.Contains(d, "X-Admin-Token") {
-				t.Errorf("GET %s: 401 body %s should name the header", path, r.body)
+			if d, _ := r.Object(t)["detail"].(string); !strings.Contains(d, "X-Admin-Token") {
+				t.Errorf("GET %s: 401 body %s should name the header", path, r.Body)
 			}
 		}
 	}
-	if r := s.call("POST", "/v1/sources", map[string]any{}, ""); r.status != http.StatusUnauthorized {
-		t.Errorf("POST /v1/sources without token: got %d, want 401 (before validation)", r.status)
+	if r := s.call("POST", "/v1/sources", map[string]any{}, ""); r.Status != http.StatusUnauthorized {
+		t.Errorf("POST /v1/sources without token: got %d, want 401 (before validation)", r.Status)
 	}
 	s.admin("GET", "/v1/sources", nil, http.StatusOK)
 	for _, path := range []string{"/v1/build", "/healthz", "/readyz"} {
-		if r := s.call("GET", path, nil, ""); r.status != http.StatusOK {
-			t.Errorf("GET %s without token: got %d, want 200", path, r.status)
+		if r := s.call("GET", path, nil, ""); r.Status != http.StatusOK {
+			t.Errorf("GET %s without token: got %d, want 200", path, r.Status)
 		}
 	}
 }
@@ -116,10 +116,10 @@ func TestRegisterSourceValidation(t *testing.T) {
 				body[k] = v
 			}
 			r := s.call("POST", "/v1/sources", body, adminToken)
-			if r.status != http.StatusUnprocessableEntity {
-				t.Fatalf("got %d %s, want 422", r.status, r.body)
+			if r.Status != http.StatusUnprocessableEntity {
+				t.Fatalf("got %d %s, want 422", r.Status, r.Body)
 			}
-			detail, _ := r.obj(t)["detail"].([]any)
+			detail, _ := r.Object(t)["detail"].([]any)
 			var locs []string
 			for _, d := range detail {
 				m, _ := d.(map[string]any)
@@ -137,8 +137,8 @@ func TestRegisterSourceValidation(t *testing.T) {
 			}
 		})
 	}
-	if r := s.call("POST", "/v1/sources", map[string]any{}, adminToken); r.status != http.StatusUnprocessableEntity {
-		t.Errorf("empty body: got %d, want 422", r.status)
+	if r := s.call("POST", "/v1/sources", map[string]any{}, adminToken); r.Status != http.StatusUnprocessableEntity {
+		t.Errorf("empty body: got %d, want 422", r.Status)
 	}
 	created := s.admin("POST", "/v1/sources", valid, http.StatusCreated)
 	if created["health_status"] != "NEW" || created["enabled"] != true || created["id"] == "" {
@@ -166,14 +166,14 @@ func TestSourceReadsAndPagination(t *testing.T) {
 		t.Errorf("GET source: got %v", got)
 	}
 	for _, missing := range []string{"0190a0b0-0000-7000-8000-000000000000", "does-not-exist"} {
-		if r := s.call("GET", "/v1/sources/"+missing, nil, adminToken); r.status != http.StatusNotFound {
-			t.Errorf("GET unknown source %s: got %d, want 404", missing, r.status)
+		if r := s.call("GET", "/v1/sources/"+missing, nil, adminToken); r.Status != http.StatusNotFound {
+			t.Errorf("GET unknown source %s: got %d, want 404", missing, r.Status)
 		}
-		if r := s.call("GET", "/v1/sources/"+missing+"/status", nil, adminToken); r.status != http.StatusNotFound {
-			t.Errorf("GET unknown source status: got %d, want 404", r.status)
+		if r := s.call("GET", "/v1/sources/"+missing+"/status", nil, adminToken); r.Status != http.StatusNotFound {
+			t.Errorf("GET unknown source status: got %d, want 404", r.Status)
 		}
-		if r := s.call("POST", "/v1/sources/"+missing+"/discovery-runs", map[string]any{}, adminToken); r.status != http.StatusNotFound {
-			t.Errorf("POST run of unknown source: got %d, want 404", r.status)
+		if r := s.call("POST", "/v1/sources/"+missing+"/discovery-runs", map[string]any{}, adminToken); r.Status != http.StatusNotFound {
+			t.Errorf("POST run of unknown source: got %d, want 404", r.Status)
 		}
 	}
 	page1 := s.admin("GET", "/v1/sources?limit=2", nil, http.StatusOK)
@@ -195,8 +195,8 @@ func TestSourceReadsAndPagination(t *testing.T) {
 		t.Errorf("pages: got %v, want all three sources, newest first", seen)
 	}
 	for _, q := range []string{"limit=0", "limit=101", "limit=abc", "cursor=not-a-cursor"} {
-		if r := s.call("GET", "/v1/sources?"+q, nil, adminToken); r.status != http.StatusUnprocessableEntity {
-			t.Errorf("GET /v1/sources?%s: got %d, want 422", q, r.status)
+		if r := s.call("GET", "/v1/sources?"+q, nil, adminToken); r.Status != http.StatusUnprocessableEntity {
+			t.Errorf("GET /v1/sources?%s: got %d, want 422", q, r.Status)
 		}
 	}
 	st := s.admin("GET", "/v1/sources/"+ids[0]+"/status", nil, http.StatusOK)
@@ -226,14 +226,14 @@ func TestDiscoveryPipeline(t *testing.T) {
 	if res["new_asset"] != false || res["new_version"] != false {
 		t.Fatalf("unchanged run: got %v", res)
 	}
-	if got := s.count(`SELECT count(*) FROM document_observations WHERE policy_id = $1`, policyID); got != 2 {
+	if got := s.Count(`SELECT count(*) FROM document_observations WHERE policy_id = $1`, policyID); got != 2 {
 		t.Errorf("observations: got %d, want 2 (one per fetch)", got)
 	}
-	if got := s.count(`SELECT count(*) FROM document_assets`); got != 1 {
+	if got := s.Count(`SELECT count(*) FROM document_assets`); got != 1 {
 		t.Errorf("assets: got %d, want 1 (identical bytes never archived twice)", got)
 	}
 	var status, headers, timings string
-	if err := s.pool.QueryRow(context.Background(), `SELECT http_status::text, headers::text, timings_ms::text FROM document_observations WHERE policy_id = $1 LIMIT 1`, policyID).
+	if err := s.Pool.QueryRow(context.Background(), `SELECT http_status::text, headers::text, timings_ms::text FROM document_observations WHERE policy_id = $1 LIMIT 1`, policyID).
 		Scan(&status, &headers, &timings); err != nil || status != "200" || !strings.Contains(headers, "Content-Type") || !strings.Contains(timings, "total") {
 		t.Errorf("observation metadata: status %s headers %s timings %s (%v)", status, headers, timings, err)
 	}
@@ -304,8 +304,8 @@ func TestDiscoveryPipeline(t *testing.T) {
 	if len(auto) != published {
 		t.Errorf("AUTO_PUBLISHED filter: got %d, want %d", len(auto), published)
 	}
-	if r := s.call("GET", "/v1/change-events?status=SHIPPED", nil, adminToken); r.status != http.StatusUnprocessableEntity {
-		t.Errorf("unknown status filter: got %d, want 422", r.status)
+	if r := s.call("GET", "/v1/change-events?status=SHIPPED", nil, adminToken); r.Status != http.StatusUnprocessableEntity {
+		t.Errorf("unknown status filter: got %d, want 422", r.Status)
 	}
 	s.waitForPublished(published)
 
@@ -321,7 +321,7 @@ func TestDiscoveryPipeline(t *testing.T) {
 		`UPDATE change_events SET status = 'AUTO_PUBLISHED'`, `DELETE FROM change_events`,
 		`UPDATE document_assets SET size_bytes = 0`, `DELETE FROM evidence_spans`, `UPDATE document_observations SET http_status = 500`,
 	} {
-		if _, err := s.pool.Exec(context.Background(), stmt); err == nil || !strings.Contains(err.Error(), "immutable") {
+		if _, err := s.Pool.Exec(context.Background(), stmt); err == nil || !strings.Contains(err.Error(), "immutable") {
 			t.Errorf("%s: got %v, want the immutability trigger to reject it", stmt, err)
 		}
 	}
@@ -335,7 +335,7 @@ func TestDiscoveryPipeline(t *testing.T) {
 func (s *stack) waitForPublished(n int) {
 	s.t.Helper()
 	ctx := context.Background()
-	stream, err := s.bus.JS.Stream(ctx, s.bus.StreamName("POLICY_CHANGES"))
+	stream, err := s.Bus.JS.Stream(ctx, s.Bus.StreamName("POLICY_CHANGES"))
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -362,7 +362,7 @@ func (s *stack) waitForPublished(n int) {
 		if err := proto.Unmarshal(msg.Data, &ev); err != nil {
 			s.t.Fatal(err)
 		}
-		if msg.Subject != s.bus.Subject("policy.change."+ev.GetChangeType()) || ev.GetChangeEventId() == "" ||
+		if msg.Subject != s.Bus.Subject("policy.change."+ev.GetChangeType()) || ev.GetChangeEventId() == "" ||
 			msg.Header.Get("Nats-Msg-Id") != ev.GetChangeEventId() || ev.GetEvidenceQuote() == "" || ev.GetOrganization() != "Acme Health Plan" {
 			s.t.Errorf("event %d: subject %s, payload %v", seq, msg.Subject, &ev)
 		}
@@ -390,7 +390,7 @@ func TestCanceledRunLeavesHealthAlone(t *testing.T) {
 	runs := "/v1/sources/" + src["id"].(string) + "/discovery-runs"
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, "POST", s.base+runs, strings.NewReader("{}"))
+	req, err := http.NewRequestWithContext(ctx, "POST", s.URL+runs, strings.NewReader("{}"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,6 +415,15 @@ func TestCanceledRunLeavesHealthAlone(t *testing.T) {
 	}
 	if st["health_status"] != "NEW" || st["consecutive_failures"] != 0.0 {
 		t.Errorf("status after a canceled run: got %v, want NEW with no failures counted", st)
+	}
+	// The run is recorded before its source lock is let go: wait for the lock, or the next run meets it.
+	deadline = time.Now().Add(10 * time.Second)
+	for s.Count(`SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+WHERE l.locktype = 'advisory' AND d.datname = current_database()`) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the canceled run's source lock was never released")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	s.docs.set("/slow.html", page{body: policyV1})
 	if run := s.admin("POST", runs, map[string]any{}, http.StatusCreated); run["status"] != "SUCCEEDED" {
@@ -462,7 +471,7 @@ func TestFetchFailuresSetSourceHealth(t *testing.T) {
 		s.docs.set("/internal.html", page{body: policyV1})
 		// Disabled, so that the new replica's scheduler leaves it to the manual run below.
 		src := s.literalSource("/internal.html", map[string]any{"enabled": false})
-		strict := startService(t, map[string]string{"INGESTION_ALLOW_PRIVATE_CIDRS": "", "INGESTION_DATABASE_URL": s.dbURL})
+		strict := startService(t, map[string]string{"INGESTION_ALLOW_PRIVATE_CIDRS": "", "INGESTION_DATABASE_URL": s.Env["INGESTION_DATABASE_URL"]})
 		run := strict.admin("POST", "/v1/sources/"+src["id"].(string)+"/discovery-runs", map[string]any{}, http.StatusCreated)
 		st := strict.admin("GET", "/v1/sources/"+src["id"].(string)+"/status", nil, http.StatusOK)
 		if run["status"] != "FAILED" || run["error_kind"] != "blocked_address" || st["health_status"] != "REVIEW_REQUIRED" {
@@ -476,8 +485,8 @@ func TestFetchFailuresSetSourceHealth(t *testing.T) {
 			"organization": "Acme", "program": "P", "jurisdiction": "US", "allowed_hosts": []string{"localhost"},
 			"adapter": "literal_url", "adapter_config": map[string]any{"url": s.docs.url("/internal.html")},
 		}, adminToken)
-		if r.status != http.StatusUnprocessableEntity {
-			t.Errorf("registering a loopback URL without the exception: got %d, want 422", r.status)
+		if r.Status != http.StatusUnprocessableEntity {
+			t.Errorf("registering a loopback URL without the exception: got %d, want 422", r.Status)
 		}
 	})
 }
@@ -488,8 +497,8 @@ func TestDiscoveryGuards(t *testing.T) {
 	s.docs.set("/slow.html", page{body: policyV1, delay: 700 * time.Millisecond})
 	pending := s.literalSource("/slow.html", map[string]any{"terms_review_state": "pending"})
 	r := s.call("POST", "/v1/sources/"+pending["id"].(string)+"/discovery-runs", map[string]any{}, adminToken)
-	if r.status != http.StatusConflict || !strings.Contains(string(r.body), "terms") {
-		t.Errorf("run of a source whose terms are pending: got %d %s, want 409", r.status, r.body)
+	if r.Status != http.StatusConflict || !strings.Contains(string(r.Body), "terms") {
+		t.Errorf("run of a source whose terms are pending: got %d %s, want 409", r.Status, r.Body)
 	}
 
 	src := s.literalSource("/slow.html", nil)
@@ -497,7 +506,7 @@ func TestDiscoveryGuards(t *testing.T) {
 	var wg sync.WaitGroup
 	statuses := make(chan int, 2)
 	for range 2 {
-		wg.Go(func() { statuses <- s.call("POST", path, map[string]any{}, adminToken).status })
+		wg.Go(func() { statuses <- s.call("POST", path, map[string]any{}, adminToken).Status })
 	}
 	wg.Wait()
 	close(statuses)
@@ -534,7 +543,7 @@ func TestSchedulerRunsDueSourcesThroughTheSamePath(t *testing.T) {
 	}
 	// The source is not due again before its cadence (an hour), and the others never are.
 	time.Sleep(2500 * time.Millisecond)
-	if got := s.count(`SELECT count(*) FROM discovery_runs`); got != 1 {
+	if got := s.Count(`SELECT count(*) FROM discovery_runs`); got != 1 {
 		t.Errorf("discovery runs: got %d, want exactly 1", got)
 	}
 }

@@ -97,7 +97,7 @@ func TestCorpusEndToEnd(t *testing.T) {
 			t.Fatalf("%s v1: got %v", tt.name, first)
 		}
 		for changeType, levels := range tt.thresholds {
-			if _, err := s.pool.Exec(context.Background(), `INSERT INTO confidence_thresholds (source_id, change_type, auto_publish, review) VALUES ($1, $2, $3, $4)`,
+			if _, err := s.Pool.Exec(context.Background(), `INSERT INTO confidence_thresholds (source_id, change_type, auto_publish, review) VALUES ($1, $2, $3, $4)`,
 				src["id"], changeType, levels[0], levels[1]); err != nil {
 				t.Fatal(err)
 			}

@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,12 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/trustlayer/trustlayer/pkg/bus"
-	"github.com/trustlayer/trustlayer/pkg/natstest"
-	"github.com/trustlayer/trustlayer/pkg/pgtest"
-	"github.com/trustlayer/trustlayer/pkg/platform"
+	"github.com/trustlayer/trustlayer/pkg/servicetest"
 	"github.com/trustlayer/trustlayer/services/ingestion/app"
 )
 
@@ -24,121 +19,46 @@ const adminToken = "ingestion-test-admin-token"
 
 // stack is one ingestion service started in-process with a fixture document server.
 type stack struct {
-	t     *testing.T
-	base  string
-	dbURL string
-	pool  *pgxpool.Pool
-	bus   *bus.Bus
-	docs  *docServer
+	*servicetest.Service
+	t    *testing.T
+	docs *docServer
 }
 
 func startService(t *testing.T, extra map[string]string) *stack {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	env := map[string]string{
-		"INGESTION_DATABASE_URL":        pgtest.NewDatabase(t),
+	env := servicetest.Env(t, app.EnvPrefix, map[string]string{
 		"INGESTION_ADMIN_TOKEN":         adminToken,
-		"INGESTION_HTTP_ADDR":           "127.0.0.1:0",
-		"INGESTION_GRPC_ADDR":           "127.0.0.1:0",
 		"INGESTION_BLOB_URL":            "file://" + t.TempDir() + "?create_dir=1",
 		"INGESTION_ALLOW_PRIVATE_CIDRS": "127.0.0.0/8,::1",
 		"INGESTION_FETCH_TIMEOUT":       "3s",
 		"INGESTION_SCHEDULER_INTERVAL":  "1h",
-		"NATS_URL":                      natstest.URL(),
-		"NATS_NAMESPACE":                natstest.Namespace(t),
-	}
-	for k, v := range extra {
-		env[k] = v
-	}
-	getenv := func(k string) string { return env[k] }
-	cfg, err := app.LoadConfig(getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := platform.Open(ctx, cfg.Spec, getenv, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := app.Register(ctx, cfg, p); err != nil {
-		t.Fatal(err)
-	}
+	}, extra)
+	svc := servicetest.Start(t, env, app.Boot)
 	// The stream exists before the first event is relayed, so no test waits on provisioning.
-	if _, err := p.Bus.EnsureStream(ctx, bus.PolicyChanges); err != nil {
+	if _, err := svc.Bus.EnsureStream(context.Background(), bus.PolicyChanges); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() { _ = p.Run(ctx); close(done) }()
-	t.Cleanup(func() {
-		_ = p.Bus.JS.DeleteStream(context.Background(), p.Bus.StreamName(bus.PolicyChanges.Name))
-		cancel()
-		<-done
-		p.Close()
-	})
-	docs := newDocServer(t)
-	return &stack{t: t, base: "http://" + p.Server.HTTPAddr(), dbURL: env["INGESTION_DATABASE_URL"], pool: p.Pool, bus: p.Bus, docs: docs}
+	return &stack{Service: svc, t: t, docs: newDocServer(t)}
 }
 
-type reply struct {
-	status int
-	body   []byte
-}
-
-func (r reply) obj(t *testing.T) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(r.body, &m); err != nil {
-		t.Fatalf("body %s is not a JSON object", r.body)
-	}
-	return m
-}
-
-func (s *stack) call(method, path string, body any, token string) reply {
+// call sends a request with token as X-Admin-Token, or with no such header when token is empty.
+func (s *stack) call(method, path string, body any, token string) servicetest.Reply {
 	s.t.Helper()
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			s.t.Fatal(err)
-		}
-		r = strings.NewReader(string(b))
-	}
-	req, err := http.NewRequest(method, s.base+path, r)
-	if err != nil {
-		s.t.Fatal(err)
-	}
+	var header map[string]string
 	if token != "" {
-		req.Header.Set("X-Admin-Token", token)
+		header = servicetest.Admin(token)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return reply{status: resp.StatusCode, body: b}
+	return s.Do(method, path, body, header)
 }
 
 // admin calls with the admin token and fails the test unless the status is want.
 func (s *stack) admin(method, path string, body any, want int) map[string]any {
 	s.t.Helper()
-	r := s.call(method, path, body, adminToken)
-	if r.status != want {
-		s.t.Fatalf("%s %s: got %d %s, want %d", method, path, r.status, r.body, want)
-	}
+	r := s.Must(method, path, body, servicetest.Admin(adminToken), want)
 	if want == http.StatusNoContent {
 		return nil
 	}
-	return r.obj(s.t)
-}
-
-func (s *stack) count(query string, args ...any) int {
-	s.t.Helper()
-	var n int
-	if err := s.pool.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
-		s.t.Fatalf("%s: %v", query, err)
-	}
-	return n
+	return r.Object(s.t)
 }
 
 // docServer serves fixture documents whose content, type and status a test changes between runs.

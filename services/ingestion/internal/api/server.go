@@ -36,19 +36,13 @@ func (s *Sources) CreateSource(ctx context.Context, req *ingestionv1.CreateSourc
 
 // ListSources returns one page of sources.
 func (s *Sources) ListSources(ctx context.Context, req *ingestionv1.ListSourcesRequest) (*ingestionv1.ListSourcesResponse, error) {
-	page, err := pageOf(req.Limit, req.GetCursor())
+	items, next, err := listPage(req.Limit, req.GetCursor(), func(p ingest.Page) ([]ingest.Source, string, error) {
+		return s.svc.ListSources(ctx, p)
+	}, sourceToProto)
 	if err != nil {
 		return nil, err
 	}
-	items, next, err := s.svc.ListSources(ctx, page)
-	if err != nil {
-		return nil, toAPI(err)
-	}
-	out := &ingestionv1.ListSourcesResponse{Items: []*ingestionv1.Source{}, NextCursor: next}
-	for _, src := range items {
-		out.Items = append(out.Items, sourceToProto(src))
-	}
-	return out, nil
+	return &ingestionv1.ListSourcesResponse{Items: items, NextCursor: next}, nil
 }
 
 // GetSource returns one source.
@@ -112,19 +106,31 @@ func NewLedger(svc *ingest.Service) *Ledger { return &Ledger{svc: svc} }
 
 // ListChangeEvents returns one page of change events.
 func (l *Ledger) ListChangeEvents(ctx context.Context, req *ingestionv1.ListChangeEventsRequest) (*ingestionv1.ListChangeEventsResponse, error) {
-	page, err := pageOf(req.Limit, req.GetCursor())
+	items, next, err := listPage(req.Limit, req.GetCursor(), func(p ingest.Page) ([]ingest.ChangeEvent, string, error) {
+		return l.svc.ListChangeEvents(ctx, req.GetStatus(), p)
+	}, eventToProto)
 	if err != nil {
 		return nil, err
 	}
-	items, next, err := l.svc.ListChangeEvents(ctx, req.GetStatus(), page)
+	return &ingestionv1.ListChangeEventsResponse{Items: items, NextCursor: next}, nil
+}
+
+// listPage reads the page a list request asks for, lists it with list and converts its items; a
+// page with no items converts to an empty list, which the JSON shows as [].
+func listPage[T, P any](limit *int32, cursor string, list func(ingest.Page) ([]T, string, error), convert func(T) P) ([]P, string, error) {
+	page, err := pageOf(limit, cursor)
 	if err != nil {
-		return nil, toAPI(err)
+		return nil, "", err
 	}
-	out := &ingestionv1.ListChangeEventsResponse{Items: []*ingestionv1.ChangeEvent{}, NextCursor: next}
-	for _, e := range items {
-		out.Items = append(out.Items, eventToProto(e))
+	items, next, err := list(page)
+	if err != nil {
+		return nil, "", toAPI(err)
 	}
-	return out, nil
+	out := make([]P, 0, len(items))
+	for _, it := range items {
+		out = append(out, convert(it))
+	}
+	return out, next, nil
 }
 
 // GetPolicy returns a policy with its facts and their change events.

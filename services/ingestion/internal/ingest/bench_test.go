@@ -21,6 +21,7 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/outbox"
 	"github.com/trustlayer/trustlayer/pkg/pgtest"
 	"github.com/trustlayer/trustlayer/services/ingestion/internal/archive"
+	"github.com/trustlayer/trustlayer/services/ingestion/internal/events"
 	"github.com/trustlayer/trustlayer/services/ingestion/internal/ingest"
 	"github.com/trustlayer/trustlayer/services/ingestion/internal/store"
 )
@@ -68,7 +69,7 @@ func newBenchStack(b *testing.B) *benchStack {
 	}))
 	b.Cleanup(srv.Close)
 	s := store.New(pool)
-	st.svc = ingest.NewService(s, arch, quiet, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
+	st.svc = ingest.NewService(s, arch, events.PolicyChange, quiet, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 		ingest.Limits{MaxBytes: 50 << 20, Timeout: 10 * time.Second, MaxAttempts: 1})
 	src, err := st.svc.CreateSource(ctx, ingest.NewSource{
 		Organization: "Acme", Program: "Commercial", Jurisdiction: "US", AllowedHosts: []string{"127.0.0.1"},

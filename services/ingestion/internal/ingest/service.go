@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/trustlayer/trustlayer/pkg/outbox"
 	"github.com/trustlayer/trustlayer/pkg/safehttp"
 	"github.com/trustlayer/trustlayer/services/ingestion/internal/confidence"
 )
@@ -42,7 +43,7 @@ type Store interface {
 	// shared ones.
 	ThresholdRules(ctx context.Context, sourceID uuid.UUID) ([]confidence.Rule, error)
 	// RecordVersion writes a new version with its facts, evidence spans and change events, and the
-	// outbox rows of the published ones, in one transaction.
+	// outbox rows of rec.Published, in one transaction.
 	RecordVersion(ctx context.Context, rec VersionRecord) error
 	ListChangeEvents(ctx context.Context, status string, p Page) ([]ChangeEvent, string, error)
 	GetPolicy(ctx context.Context, id uuid.UUID) (Policy, error)
@@ -61,7 +62,14 @@ type VersionRecord struct {
 	Source  Source
 	Version Version
 	Facts   []Fact
+	// Published are the messages of the facts whose change event reached AUTO_PUBLISHED, queued to
+	// the outbox with them.
+	Published []outbox.Event
 }
+
+// PolicyChangeEncoder encodes the message of a published change event: its subject and payload
+// belong to the service's event contract (internal/events), not to the use cases.
+type PolicyChangeEncoder func(src Source, f Fact, publishedAt time.Time) (outbox.Event, error)
 
 // Archive stores documents by content hash and never overwrites one.
 type Archive interface {
@@ -81,6 +89,7 @@ type Limits struct {
 type Service struct {
 	store        Store
 	archive      Archive
+	encode       PolicyChangeEncoder
 	log          *slog.Logger
 	allowPrivate []netip.Prefix
 	limits       Limits
@@ -98,10 +107,11 @@ func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = 
 // WithFetchOption passes an option to every fetch client (tests inject a DNS lookup).
 func WithFetchOption(o safehttp.Option) Option { return func(s *Service) { s.lookup = o } }
 
-// NewService returns the ingestion use cases. allowPrivate lists the private CIDRs an operator allows
-// for on-premises document servers (default none).
-func NewService(store Store, archive Archive, log *slog.Logger, allowPrivate []netip.Prefix, limits Limits, opts ...Option) *Service {
-	s := &Service{store: store, archive: archive, log: log, allowPrivate: allowPrivate, limits: limits, now: time.Now}
+// NewService returns the ingestion use cases. encode gives the message of each change event they
+// publish; allowPrivate lists the private CIDRs an operator allows for on-premises document servers
+// (default none).
+func NewService(store Store, archive Archive, encode PolicyChangeEncoder, log *slog.Logger, allowPrivate []netip.Prefix, limits Limits, opts ...Option) *Service {
+	s := &Service{store: store, archive: archive, encode: encode, log: log, allowPrivate: allowPrivate, limits: limits, now: time.Now}
 	for _, o := range opts {
 		o(s)
 	}

@@ -50,6 +50,16 @@ func (s *Service) recordVersion(ctx context.Context, src Source, policyID uuid.U
 			return versionOutcome{}, err
 		}
 	}
+	for _, f := range rec.Facts {
+		if f.Event.Status != confidence.AutoPublished {
+			continue
+		}
+		msg, err := s.encode(src, f, s.now())
+		if err != nil {
+			return versionOutcome{}, err
+		}
+		rec.Published = append(rec.Published, msg)
+	}
 	if err := s.store.RecordVersion(ctx, rec); err != nil {
 		return versionOutcome{}, err
 	}

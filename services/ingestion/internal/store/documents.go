@@ -7,11 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/trustlayer/trustlayer/pkg/outbox"
-	ingestionv1 "github.com/trustlayer/trustlayer/proto/ingestion/v1"
 	"github.com/trustlayer/trustlayer/services/ingestion/internal/confidence"
 	"github.com/trustlayer/trustlayer/services/ingestion/internal/ingest"
 )
@@ -155,7 +152,7 @@ FROM confidence_thresholds WHERE source_id = $1 OR source_id IS NULL`, sourceID)
 }
 
 // RecordVersion writes a version, its facts, evidence spans and change events, and the outbox rows of
-// the published events, in one transaction: a failure leaves none of them.
+// the published events' messages, in one transaction: a failure leaves none of them.
 func (s *Store) RecordVersion(ctx context.Context, rec ingest.VersionRecord) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		v := rec.Version
@@ -167,19 +164,9 @@ INSERT INTO document_versions (id, policy_id, number, document_asset_id, canonic
 VALUES ($1, $2, $3, $4, $5, $6, $7)`, v.ID, v.PolicyID, v.Number, v.Asset.ID, v.CanonicalContentHash, v.CanonicalText, sections)
 		for _, f := range rec.Facts {
 			queueFact(b, f)
-			if f.Event.Status != confidence.AutoPublished {
-				continue
-			}
-			payload, err := proto.Marshal(published(rec, f))
-			if err != nil {
-				return err
-			}
-			if _, err := outbox.Queue(ctx, b, outbox.Event{
-				ID: f.Event.ID, Subject: "policy.change." + f.ChangeType, Payload: payload,
-				Headers: map[string]string{"Content-Type": "application/protobuf; proto=ingestion.v1.PolicyChangePublished"},
-			}); err != nil {
-				return err
-			}
+		}
+		if _, err := outbox.QueueAll(ctx, b, rec.Published); err != nil {
+			return err
 		}
 		return tx.SendBatch(ctx, b).Close()
 	})
@@ -206,19 +193,4 @@ INSERT INTO change_events (id, fact_id, policy_id, source_id, change_type, statu
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 		ev.ID, f.ID, ev.PolicyID, ev.SourceID, ev.ChangeType, ev.Status, ev.Confidence, components,
 		ev.AutoPublishThreshold, ev.ReviewThreshold, ev.ThresholdScope)
-}
-
-// published is the NATS payload of a published change event.
-func published(rec ingest.VersionRecord, f ingest.Fact) *ingestionv1.PolicyChangePublished {
-	msg := &ingestionv1.PolicyChangePublished{
-		ChangeEventId: f.Event.ID.String(), SourceId: rec.Source.ID.String(),
-		Organization: rec.Source.Organization, Program: rec.Source.Program, Jurisdiction: rec.Source.Jurisdiction,
-		PolicyId: f.PolicyID.String(), ChangeType: f.ChangeType, Summary: f.Summary, AffectedCodes: f.AffectedCodes,
-		Confidence: f.Event.Confidence, EvidenceQuote: f.EvidenceQuote, EvidenceSide: f.EvidenceSide,
-		PublishedAt: timestamppb.Now(),
-	}
-	if e := f.Evidence; e != nil {
-		msg.PolicyUrl, msg.RawSha256, msg.CanonicalContentHash = e.SourceURL, e.RawSHA256, e.CanonicalContentHash
-	}
-	return msg
 }

@@ -33,20 +33,8 @@ func (s *Store) ListChangeEvents(ctx context.Context, status string, p ingest.Pa
 		args = append(args, status)
 		where = append(where, "status = $1")
 	}
-	q, args, limit, err := pageQuery(`SELECT `+eventColumns+` FROM change_events`, where, args, p)
-	if err != nil {
-		return nil, "", err
-	}
-	rows, err := s.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, "", err
-	}
-	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ingest.ChangeEvent, error) { return scanEvent(r) })
-	if err != nil {
-		return nil, "", err
-	}
-	items, next := trimPage(items, limit, func(e ingest.ChangeEvent) (time.Time, uuid.UUID) { return e.CreatedAt, e.ID })
-	return items, next, nil
+	return listPage(ctx, s, `SELECT `+eventColumns+` FROM change_events`, where, args, p, scanEvent,
+		func(e ingest.ChangeEvent) (time.Time, uuid.UUID) { return e.CreatedAt, e.ID })
 }
 
 // GetPolicy returns a policy with its versions and its facts, each with evidence and change event.

@@ -49,20 +49,8 @@ func (s *Store) GetSource(ctx context.Context, id uuid.UUID) (ingest.Source, err
 
 // ListSources pages through sources, newest first.
 func (s *Store) ListSources(ctx context.Context, p ingest.Page) ([]ingest.Source, string, error) {
-	q, args, limit, err := pageQuery(`SELECT `+sourceColumns+` FROM sources`, nil, nil, p)
-	if err != nil {
-		return nil, "", err
-	}
-	rows, err := s.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, "", err
-	}
-	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ingest.Source, error) { return scanSource(r) })
-	if err != nil {
-		return nil, "", err
-	}
-	items, next := trimPage(items, limit, func(s ingest.Source) (time.Time, uuid.UUID) { return s.CreatedAt, s.ID })
-	return items, next, nil
+	return listPage(ctx, s, `SELECT `+sourceColumns+` FROM sources`, nil, nil, p, scanSource,
+		func(s ingest.Source) (time.Time, uuid.UUID) { return s.CreatedAt, s.ID })
 }
 
 // SourceStatus returns the source and its latest run.

@@ -99,6 +99,26 @@ func pageQuery(base string, where []string, args []any, p ingest.Page) (string, 
 	return q, args, limit, nil
 }
 
+// listPage runs the page query of base (with its filters where and their args) and returns the page's
+// rows, scanned by scan, and the cursor of the next page; key gives the position a row is ordered by.
+func listPage[T any](ctx context.Context, s *Store, base string, where []string, args []any, p ingest.Page,
+	scan func(pgx.Row) (T, error), key func(T) (time.Time, uuid.UUID)) ([]T, string, error) {
+	q, args, limit, err := pageQuery(base, where, args, p)
+	if err != nil {
+		return nil, "", err
+	}
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, "", err
+	}
+	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (T, error) { return scan(r) })
+	if err != nil {
+		return nil, "", err
+	}
+	items, next := trimPage(items, limit, key)
+	return items, next, nil
+}
+
 // trimPage cuts the extra row pageQuery asked for and returns the cursor of the next page, or "" on
 // the last page.
 func trimPage[T any](items []T, limit int, key func(T) (time.Time, uuid.UUID)) ([]T, string) {
