@@ -9,7 +9,7 @@
 //	                            the other way round, is suspect
 //	code_cross_check     0.20   agreement of the fact's affected_codes with the code differences computed
 //	                            independently from the same diff: 1.0 for full agreement, 0.0 as soon as
-//	                            one code is mismatched (Document 3). code_added and code_removed facts are
+//	                            one code is mismatched (README "Confidence"). code_added and code_removed facts are
 //	                            checked against the set difference of the two versions' codes; other
 //	                            facts against the codes on the inserted (current-side facts) or deleted
 //	                            (previous-side facts) lines of the diff. A fact without codes scores 1.0
@@ -106,7 +106,8 @@ type Thresholds struct {
 	Scope string
 }
 
-// GlobalDefault applies when no stored threshold matches (Document 3: 0.85 auto-publish, 0.6 review).
+// GlobalDefault applies when no stored threshold matches (README "Confidence": 0.85 auto-publish, 0.6
+// review).
 var GlobalDefault = Thresholds{AutoPublish: 0.85, Review: 0.6, Scope: "global"}
 
 // Rule is one stored threshold row: for a source and change type, for a change type, or global.

@@ -24,7 +24,7 @@ func TestDecide(t *testing.T) {
 		t          Thresholds
 		want       string
 	}{
-		// Document 3's own example.
+		// The README's own example ("Confidence").
 		{"0.725 coverage_removed is rejected under its 0.75 review level", 0.725, true, critical, Rejected},
 		{"at the auto-publish level publishes", 0.95, true, critical, AutoPublished},
 		{"just below auto-publish waits for review", 0.9499, true, critical, PendingReview},

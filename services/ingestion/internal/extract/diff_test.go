@@ -151,7 +151,7 @@ func changedPercent(doc string, percent int) string {
 }
 
 // BenchmarkDiff1MB1Percent diffs a 1 MB document against itself with 1 % of its lines rewritten.
-// Target (Document 3 issue, Performance): at most 50 ms per operation.
+// Target (README "Performance"): at most 50 ms per operation.
 func BenchmarkDiff1MB1Percent(b *testing.B) {
 	prev := benchmarkDocument(1 << 20)
 	cur := changedPercent(prev, 1)

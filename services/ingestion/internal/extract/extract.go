@@ -1,6 +1,6 @@
 // Package extract derives deterministic facts from the difference between two normalised versions
-// of a policy document (Document 3, capability 7), recognises billing and diagnosis codes, and
-// verifies that a quote occurs in one of the versions (capability 8).
+// of a policy document (README "Policies, facts and the ledger"), recognises billing and diagnosis
+// codes, and verifies that a quote occurs in one of the versions (the evidence check).
 //
 // It is pure domain code over normalize.Document values: no transport or storage imports.
 package extract

@@ -72,7 +72,7 @@ func (s *Service) discoverLocked(ctx context.Context, src Source, trigger string
 	default:
 		health.Status, health.LastError, health.ConsecutiveFailures = HealthDegraded, run.Error, src.ConsecutiveFailures+1
 		if permanent(failure) {
-			// Document 3: a permanent fetch error is never retried and moves the source to review.
+			// README "Source": a permanent fetch error is never retried and moves the source to review.
 			health.Status = HealthReviewRequired
 		}
 	}
@@ -92,8 +92,8 @@ func cadence(src Source) time.Duration { return time.Duration(src.CadenceSeconds
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // ingestDocument fetches one document and carries it through archive, normalisation, extraction and
-// the ledger. It returns the fetch's observation, which the run records with its outcome (Document 3:
-// one per fetch, even when the bytes are unchanged or the fetch failed).
+// the ledger. It returns the fetch's observation, which the run records with its outcome (README
+// "Discovery": one per fetch, even when the bytes are unchanged or the fetch failed).
 func (s *Service) ingestDocument(ctx context.Context, src Source, runID uuid.UUID, url string) (Resource, Observation, error) {
 	res := Resource{URL: url}
 	policyID, err := s.store.EnsurePolicy(ctx, src.ID, url)

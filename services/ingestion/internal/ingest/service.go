@@ -77,7 +77,7 @@ type Archive interface {
 	Put(ctx context.Context, sha256Hex string, r io.Reader, mediaType string) (string, error)
 }
 
-// Limits are the fetch caps (Document 3 "Limits": values chosen here, documented in the README).
+// Limits are the fetch caps (README "Configuration").
 type Limits struct {
 	MaxBytes     int64
 	Timeout      time.Duration

@@ -111,7 +111,7 @@ func (d difference) assess(x extract.Fact) Fact {
 	}
 	side, section, ok := extract.VerifyEvidence(x.EvidenceQuote, d.prevDoc, d.nextDoc)
 	if ok {
-		// Document 3: evidence_side records which version the quote matched.
+		// README "Policies, facts and the ledger": evidence_side records which version the quote matched.
 		f.Status = FactVerified
 		f.EvidenceSide, f.Section = side, section
 		span := &EvidenceSpan{

@@ -1,6 +1,6 @@
 // Package normalize turns a fetched policy document (HTML, PDF or plain text) into canonical text
-// with sections, and hashes that text (Document 3, capability 6: "canonical_content_hash over the
-// normalised text (a re-render with different markup but the same text is not a change)").
+// with sections, and hashes that text (README "Discovery": canonical_content_hash is taken over the
+// normalised text, so a re-render with different markup but the same text is not a change).
 //
 // Canonical text is built from blocks: a paragraph, list item, table row, heading or preformatted
 // line is one block, and each block is one line of Text ending in "\n". Within a block the text is

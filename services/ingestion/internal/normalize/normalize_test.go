@@ -96,8 +96,8 @@ func TestGolden(t *testing.T) {
 
 // TestMarkupOnlyRerender: v3 of the imaging policy is v2 served by another CMS theme: windows-1252
 // instead of UTF-8, a layout table instead of main/article, h3 instead of h2, ol instead of ul,
-// paragraphs inside list items and cells, entities, a zero-width space, different chrome. Document 3:
-// "a re-render with different markup but the same text is not a change".
+// paragraphs inside list items and cells, entities, a zero-width space, different chrome. README
+// "Discovery": a re-render with different markup but the same text is not a change.
 func TestMarkupOnlyRerender(t *testing.T) {
 	t.Parallel()
 	v1 := normalizeFile(t, filepath.Join(corpus, "imaging-prior-auth/v1.html"), "text/html")

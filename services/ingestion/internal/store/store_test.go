@@ -54,7 +54,7 @@ func TestThresholdLookupUsesTheMostSpecificRow(t *testing.T) {
 			t.Errorf("%s: got %+v, want %+v", tt.name, got, tt.want)
 		}
 	}
-	// With every stored row gone, the global default of Document 3 still applies.
+	// With every stored row gone, the global default (README "Confidence") still applies.
 	if _, err := pool.Exec(ctx, `DELETE FROM confidence_thresholds`); err != nil {
 		t.Fatal(err)
 	}

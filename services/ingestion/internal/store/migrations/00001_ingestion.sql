@@ -1,6 +1,6 @@
 -- +goose Up
 -- +goose StatementBegin
--- Immutable records (DESIGN.md "Data"): the database itself rejects UPDATE and DELETE on them.
+-- Immutable records (README "Policies, facts and the ledger"): the database itself rejects UPDATE and DELETE on them.
 CREATE FUNCTION reject_mutation() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     RAISE EXCEPTION '% is immutable: % rejected', TG_TABLE_NAME, TG_OP USING ERRCODE = 'integrity_constraint_violation';
@@ -178,8 +178,8 @@ CREATE TRIGGER change_events_immutable BEFORE UPDATE OR DELETE ON change_events
     FOR EACH ROW EXECUTE FUNCTION reject_mutation();
 
 -- +goose StatementBegin
--- Document 3: "An event may only reach the published state with verified evidence." Enforced here so
--- that no code path can publish a fact without an evidence span.
+-- README "Policies, facts and the ledger": a change event reaches AUTO_PUBLISHED only with verified
+-- evidence. Enforced here so that no code path can publish a fact without an evidence span.
 CREATE FUNCTION change_event_requires_evidence() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF NEW.status = 'AUTO_PUBLISHED' AND NOT EXISTS (SELECT 1 FROM evidence_spans WHERE fact_id = NEW.fact_id) THEN
