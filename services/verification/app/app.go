@@ -1,11 +1,12 @@
 // Package app is the verification service's composition root: its configuration, its part of the
-// shared platform, and the APIs it registers. cmd/verification runs it; end-to-end tests start it
-// in-process.
+// shared platform, and the APIs and loops it registers. cmd/verification runs it through Main; tests
+// and end-to-end tests start it in-process through Boot.
 package app
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/url"
 	"runtime/debug"
@@ -14,7 +15,6 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/trustlayer/trustlayer/pkg/auth"
-	"github.com/trustlayer/trustlayer/pkg/blobstore"
 	"github.com/trustlayer/trustlayer/pkg/bus"
 	"github.com/trustlayer/trustlayer/pkg/config"
 	"github.com/trustlayer/trustlayer/pkg/gateway"
@@ -23,15 +23,10 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/serve"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/api"
-	"github.com/trustlayer/trustlayer/services/verification/internal/feeds"
 	"github.com/trustlayer/trustlayer/services/verification/internal/identity"
-	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
-	"github.com/trustlayer/trustlayer/services/verification/internal/intelwire"
 	"github.com/trustlayer/trustlayer/services/verification/internal/organizations"
 	"github.com/trustlayer/trustlayer/services/verification/internal/readcache"
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"
-	"github.com/trustlayer/trustlayer/services/verification/internal/web"
-	"github.com/trustlayer/trustlayer/services/verification/internal/webhookwire"
 )
 
 const (
@@ -41,7 +36,8 @@ const (
 	EnvPrefix = "VERIFICATION_"
 )
 
-// Settings are the verification service's own variables (behind EnvPrefix).
+// Settings are the verification service's own variables (behind EnvPrefix) other than those of
+// registry intelligence (IntelligenceSettings) and of webhooks (WebhookSettings).
 type Settings struct {
 	// BlobURL is the bucket of data-feed artifacts (gocloud.dev/blob URL).
 	BlobURL string `env:"BLOB_URL" envDefault:"file:///var/lib/trustlayer/verification/blobs?create_dir=1"`
@@ -71,10 +67,10 @@ func (s *Settings) Validate(prefix string) error {
 
 // Config is the whole configuration of the service.
 type Config struct {
-	Spec     platform.Spec
-	Settings Settings
-	Intel    intelwire.Settings
-	Webhooks webhookwire.Settings
+	Spec         platform.Spec
+	Settings     Settings
+	Intelligence IntelligenceSettings
+	Webhooks     WebhookSettings
 	// reads holds what the read path caches: made by LoadConfig, since the gateway's codec and the
 	// authentication interceptor are built (by platform.Open) before Register runs.
 	reads *reads
@@ -90,24 +86,29 @@ type reads struct {
 
 // LoadConfig reads the service's configuration from getenv (defaults: HTTP :8081, gRPC :9091).
 func LoadConfig(getenv func(string) string) (Config, error) {
+	return loadConfig(getenv, readcache.New(readcache.DefaultMaxBytes))
+}
+
+// loadConfig is LoadConfig with the server state answers cached in answers.
+func loadConfig(getenv func(string) string, answers *readcache.Cache) (Config, error) {
 	var settings Settings
-	var intel intelwire.Settings
-	var hooks webhookwire.Settings
+	var intel IntelligenceSettings
+	var hooks WebhookSettings
 	spec, err := platform.LoadSpec(getenv, Name, EnvPrefix, ":8081", ":9091", &settings, &intel, &hooks)
 	if err != nil {
 		return Config{}, err
 	}
 	spec.Migrations = append(spec.Migrations, store.Migrations())
 	spec.Streams = append(spec.Streams, bus.IntelChanges, bus.WebhookDeliveries)
-	spec.Relay = append(spec.Relay, outbox.WithBatchSize(webhookwire.RelayBatch))
-	r := &reads{answers: readcache.New(readcache.DefaultMaxBytes), heads: readcache.NewHeads(readcache.DefaultMaxHeads)}
+	spec.Relay = append(spec.Relay, outbox.WithBatchSize(relayBatch))
+	r := &reads{answers: answers, heads: readcache.NewHeads(readcache.DefaultMaxHeads)}
 	spec.Gateway = append(spec.Gateway,
 		gateway.WithValidationStyle(gateway.FastAPI),
 		gateway.WithIncomingHeaders(auth.AdminHeader),
 		gateway.WithCodec(r.answers.Codec))
 	spec.Unary = func(p *platform.Platform) []grpc.UnaryServerInterceptor {
-		tenants := organizations.NewService(store.NewOrganizations(p.Pool))
-		r.keys = identity.NewKeys(api.KeyLookup(tenants), identity.DefaultKeyTTL)
+		orgs := organizations.NewService(store.NewOrganizations(p.Pool))
+		r.keys = identity.NewKeys(api.KeyLookup(orgs), identity.DefaultKeyTTL)
 		// The caches of keys and of server heads are used only while this listener (one connection
 		// for both) hears every revocation and every change of a server's row.
 		p.Go(func(ctx context.Context) error {
@@ -116,72 +117,64 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		})
 		return []grpc.UnaryServerInterceptor{api.AuthenticateCached(spec.Service.AdminToken, r.keys)}
 	}
-	return Config{Spec: spec, Settings: settings, Intel: intel, Webhooks: hooks, reads: r}, nil
+	return Config{Spec: spec, Settings: settings, Intelligence: intel, Webhooks: hooks, reads: r}, nil
 }
 
 // ConfigVars lists every environment variable the service reads.
 func ConfigVars() []string {
-	return platform.ConfigVars(EnvPrefix, &Settings{}, &intelwire.Settings{}, &webhookwire.Settings{})
+	return platform.ConfigVars(EnvPrefix, &Settings{}, &IntelligenceSettings{}, &WebhookSettings{})
 }
 
-// Register adds the service's APIs and loops to an opened platform.
+// Register adds the service's APIs and loops to an opened platform; cfg comes from LoadConfig.
 func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
-	var tenantStore organizations.Store = store.NewOrganizations(p.Pool)
-	var intelOpts []intelwire.Option
-	if cfg.reads != nil {
-		// The heads are live only while the listener started by LoadConfig's spec.Unary listens.
-		intelOpts = append(intelOpts, intelwire.WithReadCache(cfg.reads.answers), intelwire.WithHeadCache(cfg.reads.heads))
-		if cfg.reads.keys != nil {
-			// A revocation through this replica forgets its cached keys before the route answers.
-			tenantStore = api.ForgetOnRevoke(tenantStore, cfg.reads.keys)
-		}
-	}
-	tenants := organizations.NewService(tenantStore)
-	if err := p.Server.Register(&verificationv1.OrganizationService_ServiceDesc, api.NewOrganizations(tenants),
-		serve.Gateway(verificationv1.RegisterOrganizationServiceHandlerClient, verificationv1.NewOrganizationServiceClient)); err != nil {
+	if err := registerOrganizations(cfg, p); err != nil {
 		return err
 	}
-	if err := p.Server.Register(&verificationv1.IdentityService_ServiceDesc, api.Identity{}, serve.Gateway(verificationv1.RegisterIdentityServiceHandlerClient, verificationv1.NewIdentityServiceClient)); err != nil {
+	if err := registerIntelligence(cfg, p); err != nil {
 		return err
 	}
-	if err := intelwire.Register(ctx, p, cfg.Intel, intelOpts...); err != nil {
-		return err
-	}
-	if err := webhookwire.Register(ctx, p, cfg.Webhooks, serverCatalog{store.NewIntelligence(p.Pool)}); err != nil {
+	if err := registerWebhooks(ctx, cfg, p); err != nil {
 		return err
 	}
 	return registerFeeds(ctx, cfg, p)
 }
 
-// serverCatalog tells the watch routes which servers the registry sync knows.
-type serverCatalog struct{ registry *store.Intelligence }
-
-func (c serverCatalog) Exists(ctx context.Context, namespace, name string) (bool, error) {
-	_, err := c.registry.ServerID(ctx, intelligence.ServerKey{Namespace: namespace, Name: name})
-	if errors.Is(err, intelligence.ErrServerNotFound) {
-		return false, nil
+// registerOrganizations adds the admin routes of organizations and keys, and the caller's identity.
+func registerOrganizations(cfg Config, p *platform.Platform) error {
+	var st organizations.Store = store.NewOrganizations(p.Pool)
+	if cfg.reads.keys != nil {
+		// A revocation through this replica forgets its cached keys before the route answers.
+		st = api.ForgetOnRevoke(st, cfg.reads.keys)
 	}
-	return err == nil, err
+	if err := p.Server.Register(&verificationv1.OrganizationService_ServiceDesc, api.NewOrganizations(organizations.NewService(st)),
+		serve.Gateway(verificationv1.RegisterOrganizationServiceHandlerClient, verificationv1.NewOrganizationServiceClient)); err != nil {
+		return err
+	}
+	return p.Server.Register(&verificationv1.IdentityService_ServiceDesc, api.Identity{},
+		serve.Gateway(verificationv1.RegisterIdentityServiceHandlerClient, verificationv1.NewIdentityServiceClient))
 }
 
-// registerFeeds wires the data feeds: the exporter loop, the listing API and the signed downloads.
-func registerFeeds(ctx context.Context, cfg Config, p *platform.Platform) error {
-	blobs, err := blobstore.Open(ctx, cfg.Settings.BlobURL)
+// Boot loads the configuration from getenv and opens the platform with every API and loop
+// registered, logging to logs; it does not run it (servicetest.Boot).
+func Boot(ctx context.Context, getenv func(string) string, logs io.Writer) (*platform.Platform, error) {
+	cfg, err := LoadConfig(getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	p.OnClose(func() { _ = blobs.Close() })
-	artifacts := store.NewFeeds(p.Pool)
-	// Download URLs are signed with a key derived from the admin token, which every replica shares.
-	signer := feeds.NewSigner(cfg.Spec.Service.AdminToken)
-	if err := p.Server.Register(&verificationv1.DataFeedService_ServiceDesc,
-		api.NewFeeds(feeds.NewService(artifacts, signer), cfg.Settings.PublicURL), serve.Gateway(verificationv1.RegisterDataFeedServiceHandlerClient, verificationv1.NewDataFeedServiceClient)); err != nil {
-		return err
+	return open(ctx, cfg, getenv, logs)
+}
+
+// open opens the platform of cfg and registers the service on it.
+func open(ctx context.Context, cfg Config, getenv func(string) string, logs io.Writer) (*platform.Platform, error) {
+	p, err := platform.Open(ctx, cfg.Spec, getenv, logs)
+	if err != nil {
+		return nil, err
 	}
-	p.Server.Handle("GET "+feeds.FilePath+"{id}", &web.FeedFiles{Store: artifacts, Blobs: blobs, Signer: signer, Log: p.Log})
-	exporter := feeds.NewExporter(store.NewFeedSource(p.Pool), artifacts, blobs, p.Log)
-	p.Go(func(ctx context.Context) error { return exporter.Run(ctx, cfg.Settings.FeedExportInterval) })
-	return nil
+	if err := Register(ctx, cfg, p); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
 }
 
 // gcPercent is the service's default GOGC. Its live heap is small (the read cache, at most
@@ -190,16 +183,30 @@ func registerFeeds(ctx context.Context, cfg Config, p *platform.Platform) error 
 // README's performance section). GOGC in the environment still wins.
 const gcPercent = 400
 
-// Main runs the service binary with its arguments ("serve" by default, or "migrate").
+// Main runs the service binary with its arguments: "serve" (the default) boots the service as Boot
+// does and runs it until ctx ends; "migrate" applies the migrations and exits.
 func Main(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	if getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd = args[0]
 	}
-	cfg, err := LoadConfig(getenv)
-	if err != nil {
-		return err
+	switch cmd {
+	case "migrate":
+		cfg, err := LoadConfig(getenv)
+		if err != nil {
+			return err
+		}
+		return platform.Migrate(ctx, cfg.Spec, stdout)
+	case "serve":
+		if getenv("GOGC") == "" {
+			debug.SetGCPercent(gcPercent)
+		}
+		p, err := Boot(ctx, getenv, stdout)
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		return p.Run(ctx)
 	}
-	return platform.Command(ctx, args, getenv, stdout, cfg.Spec, func(p *platform.Platform) error {
-		return Register(ctx, cfg, p)
-	})
+	return fmt.Errorf("unknown command %q (want serve or migrate)", cmd)
 }

@@ -33,10 +33,10 @@ func TestDataFeeds(t *testing.T) {
 	_, key := s.newKey("Feeds")
 	auth := bearer(key)
 
-	if r := s.call("GET", "/v1/intelligence/data", nil, nil); r.status != 401 {
-		t.Errorf("catalog without bearer: got %d, want 401", r.status)
+	if r := s.Do("GET", "/v1/intelligence/data", nil, nil); r.Status != 401 {
+		t.Errorf("catalog without bearer: got %d, want 401", r.Status)
 	}
-	catalog := s.call("GET", "/v1/intelligence/data", nil, auth).obj(t)
+	catalog := s.Do("GET", "/v1/intelligence/data", nil, auth).Object(t)
 	if ds := catalog["datasets"].([]any); len(ds) != 2 || ds[0].(map[string]any)["artifact_count"] != "0" {
 		t.Fatalf("catalog before any export: %v", catalog)
 	}
@@ -48,7 +48,7 @@ func TestDataFeeds(t *testing.T) {
 	}
 	defer blobs.Close()
 	exp := feeds.NewExporter(staticRows{"servers": {{"namespace": "io.example", "name": "weather", "version": "1.0.0"}}},
-		store.NewFeeds(s.pool), blobs, slog.New(slog.DiscardHandler))
+		store.NewFeeds(s.Pool), blobs, slog.New(slog.DiscardHandler))
 	for range 2 {
 		if _, err := exp.ExportAll(ctx); err != nil {
 			t.Fatal(err)
@@ -56,33 +56,33 @@ func TestDataFeeds(t *testing.T) {
 	}
 
 	for _, q := range []string{"limit=0", "limit=101", "before=not-a-date", "since=yesterday", "format=xml"} {
-		if r := s.call("GET", "/v1/intelligence/data/servers/artifacts?"+q, nil, auth); r.status != 422 {
-			t.Errorf("artifacts?%s: got %d %s, want 422", q, r.status, r.body)
+		if r := s.Do("GET", "/v1/intelligence/data/servers/artifacts?"+q, nil, auth); r.Status != 422 {
+			t.Errorf("artifacts?%s: got %d %s, want 422", q, r.Status, r.Body)
 		}
 	}
-	if r := s.call("GET", "/v1/intelligence/data/nothing/artifacts", nil, auth); r.status != 404 {
-		t.Errorf("unknown dataset: got %d, want 404", r.status)
+	if r := s.Do("GET", "/v1/intelligence/data/nothing/artifacts", nil, auth); r.Status != 404 {
+		t.Errorf("unknown dataset: got %d, want 404", r.Status)
 	}
-	page := s.call("GET", "/v1/intelligence/data/servers/artifacts?limit=3", nil, auth).obj(t)
+	page := s.Do("GET", "/v1/intelligence/data/servers/artifacts?limit=3", nil, auth).Object(t)
 	items := page["items"].([]any)
 	before, _ := page["next_before"].(string)
 	if len(items) != 3 || before == "" {
 		t.Fatalf("first page: %v", page)
 	}
-	rest := s.call("GET", "/v1/intelligence/data/servers/artifacts?limit=3&before="+before, nil, auth).obj(t)
+	rest := s.Do("GET", "/v1/intelligence/data/servers/artifacts?limit=3&before="+before, nil, auth).Object(t)
 	if len(rest["items"].([]any)) != 1 || rest["next_before"] != nil {
 		t.Errorf("second page: %v, want the last artifact and no cursor", rest)
 	}
 
 	art := items[0].(map[string]any)
 	path := "/v1/intelligence/data/servers/artifacts/" + art["id"].(string) + "/download"
-	if r := s.call("POST", path, nil, nil); r.status != 401 {
-		t.Errorf("download without bearer: got %d, want 401", r.status)
+	if r := s.Do("POST", path, nil, nil); r.Status != 401 {
+		t.Errorf("download without bearer: got %d, want 401", r.Status)
 	}
-	dl := s.call("POST", path, nil, auth)
-	link, _ := dl.obj(t)["url"].(string)
-	if dl.status != 200 || !strings.HasPrefix(link, s.base+feeds.FilePath) || dl.obj(t)["expires_at"] == nil {
-		t.Fatalf("download: %d %s", dl.status, dl.body)
+	dl := s.Do("POST", path, nil, auth)
+	link, _ := dl.Object(t)["url"].(string)
+	if dl.Status != 200 || !strings.HasPrefix(link, s.URL+feeds.FilePath) || dl.Object(t)["expires_at"] == nil {
+		t.Fatalf("download: %d %s", dl.Status, dl.Body)
 	}
 	resp, err := http.Get(link)
 	if err != nil {
@@ -102,11 +102,11 @@ func TestDataFeeds(t *testing.T) {
 		"/v1/intelligence/data/servers/artifacts/not-a-uuid/download",
 		"/v1/intelligence/data/changes/artifacts/" + art["id"].(string) + "/download",
 	} {
-		if r := s.call("POST", p, nil, auth); r.status != 404 {
-			t.Errorf("POST %s: got %d, want 404", p, r.status)
+		if r := s.Do("POST", p, nil, auth); r.Status != 404 {
+			t.Errorf("POST %s: got %d, want 404", p, r.Status)
 		}
 	}
-	catalog = s.call("GET", "/v1/intelligence/data", nil, auth).obj(t)
+	catalog = s.Do("GET", "/v1/intelligence/data", nil, auth).Object(t)
 	if n := catalog["datasets"].([]any)[0].(map[string]any)["artifact_count"]; n != "4" {
 		t.Errorf("catalog after two exports: servers has %v artifacts, want 4", n)
 	}

@@ -2,129 +2,129 @@ package app_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
-	"strings"
+	"net/http/httptest"
+	"sync"
 	"testing"
+	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/trustlayer/trustlayer/pkg/natstest"
-	"github.com/trustlayer/trustlayer/pkg/pgtest"
 	"github.com/trustlayer/trustlayer/pkg/platform"
+	"github.com/trustlayer/trustlayer/pkg/servicetest"
 	"github.com/trustlayer/trustlayer/services/verification/app"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence/registryfixture"
+	"github.com/trustlayer/trustlayer/services/verification/internal/readcache"
 )
 
 const adminToken = "verification-test-admin-token"
 
-// stack is one verification service started in-process.
+var admin = servicetest.Admin(adminToken)
+
+func bearer(key string) map[string]string { return servicetest.Bearer(key) }
+
+// stack is one verification service started in-process, with the helpers its tests share.
 type stack struct {
-	t       *testing.T
-	base    string
-	pool    *pgxpool.Pool
+	*servicetest.Service
+	t       testing.TB
 	blobURL string
 }
 
-func startService(t *testing.T, extra ...map[string]string) *stack {
+// startService starts the service against a fresh database, a NATS namespace and a blob directory of
+// its own; extra overrides the environment.
+func startService(t testing.TB, extra ...map[string]string) *stack {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	env := map[string]string{
-		"VERIFICATION_DATABASE_URL": pgtest.NewDatabase(t),
-		"VERIFICATION_ADMIN_TOKEN":  adminToken,
-		"VERIFICATION_HTTP_ADDR":    "127.0.0.1:0",
-		"VERIFICATION_GRPC_ADDR":    "127.0.0.1:0",
-		"VERIFICATION_BLOB_URL":     "file://" + t.TempDir() + "?create_dir=1",
-		"NATS_URL":                  natstest.URL(),
-		"NATS_NAMESPACE":            natstest.Namespace(t),
-	}
-	for _, e := range extra {
-		for k, v := range e {
-			env[k] = v
-		}
-	}
-	getenv := func(k string) string { return env[k] }
-	cfg, err := app.LoadConfig(getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := platform.Open(ctx, cfg.Spec, getenv, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := app.Register(ctx, cfg, p); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = p.Run(ctx); close(done) }()
-	t.Cleanup(func() {
-		for _, st := range cfg.Spec.Streams {
-			_ = p.Bus.JS.DeleteStream(context.Background(), p.Bus.StreamName(st.Name))
-		}
-		cancel()
-		<-done
-		p.Close()
-	})
-	return &stack{t: t, base: "http://" + p.Server.HTTPAddr(), pool: p.Pool, blobURL: env["VERIFICATION_BLOB_URL"]}
+	return startWith(t, app.Boot, extra...)
 }
 
-type reply struct {
-	status int
-	body   []byte
-}
-
-func (r reply) obj(t *testing.T) map[string]any {
+// startWith is startService with boot in place of app.Boot.
+func startWith(t testing.TB, boot servicetest.Boot, extra ...map[string]string) *stack {
 	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(r.body, &m); err != nil {
-		t.Fatalf("body %s is not a JSON object", r.body)
-	}
-	return m
+	blobURL := "file://" + t.TempDir() + "?create_dir=1"
+	env := servicetest.Env(t, app.EnvPrefix, append([]map[string]string{{
+		app.EnvPrefix + "ADMIN_TOKEN": adminToken,
+		app.EnvPrefix + "BLOB_URL":    blobURL,
+	}}, extra...)...)
+	return &stack{Service: servicetest.Start(t, env, boot), t: t, blobURL: blobURL}
 }
 
-// call sends a request; header values are set as given ("X-Admin-Token", "Authorization").
-func (s *stack) call(method, path string, body any, header map[string]string) reply {
-	s.t.Helper()
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			s.t.Fatal(err)
-		}
-		r = strings.NewReader(string(b))
+// bootWithReadCache is app.Boot with the server state answers cached in c, so that a test can watch
+// the cache.
+func bootWithReadCache(c *readcache.Cache) servicetest.Boot {
+	return func(ctx context.Context, getenv func(string) string, logs io.Writer) (*platform.Platform, error) {
+		return app.BootWithReadCache(ctx, getenv, logs, c)
 	}
-	req, err := http.NewRequest(method, s.base+path, r)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return reply{status: resp.StatusCode, body: b}
 }
-
-var admin = map[string]string{"X-Admin-Token": adminToken}
-
-func bearer(key string) map[string]string { return map[string]string{"Authorization": "Bearer " + key} }
 
 // newKey creates an organization and issues it a key; it returns the organization id and the key.
 func (s *stack) newKey(orgName string) (string, string) {
 	s.t.Helper()
-	org := s.call("POST", "/v1/intelligence/organizations", map[string]any{"name": orgName}, admin)
-	if org.status != 201 {
-		s.t.Fatalf("create organization: %d %s", org.status, org.body)
+	org := s.Must("POST", "/v1/intelligence/organizations", map[string]any{"name": orgName}, admin, http.StatusCreated)
+	id := org.Object(s.t)["id"].(string)
+	key := s.Must("POST", "/v1/intelligence/organizations/"+id+"/api-keys", map[string]any{"name": "ci"}, admin, http.StatusCreated)
+	return id, key.Object(s.t)["api_key"].(string)
+}
+
+// registry starts a loopback registry after prepare has published its first listing, and the
+// environment of a service that syncs it every second: the sync's first poll (at start) is the
+// baseline.
+func registry(t testing.TB, prepare func(*registryfixture.Registry)) (*registryfixture.Registry, map[string]string) {
+	t.Helper()
+	reg := registryfixture.New(t)
+	prepare(reg)
+	return reg, map[string]string{
+		"VERIFICATION_REGISTRY_URLS":          reg.URL,
+		"VERIFICATION_REGISTRY_POLL_INTERVAL": "1s",
+		"VERIFICATION_REGISTRY_MAX_ATTEMPTS":  "1",
+		"VERIFICATION_REGISTRY_PAGE_SIZE":     "2",
+		"VERIFICATION_ALLOW_PRIVATE_CIDRS":    "127.0.0.0/8",
 	}
-	id := org.obj(s.t)["id"].(string)
-	key := s.call("POST", "/v1/intelligence/organizations/"+id+"/api-keys", map[string]any{"name": "ci"}, admin)
-	if key.status != 201 {
-		s.t.Fatalf("issue key: %d %s", key.status, key.body)
+}
+
+// eventually polls cond every 20 ms until it holds, for at most 30 s.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
 	}
-	return id, key.obj(s.t)["api_key"].(string)
+}
+
+// received is one request a receiver got.
+type received struct {
+	header http.Header
+	body   []byte
+	at     time.Time
+}
+
+// receiver is a loopback webhook receiver answering a scripted status per request (then 200).
+type receiver struct {
+	*httptest.Server
+	mu       sync.Mutex
+	script   []int
+	requests []received
+}
+
+func newReceiver(t testing.TB, script ...int) *receiver {
+	r := &receiver{script: script}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		r.requests = append(r.requests, received{header: req.Header.Clone(), body: body, at: time.Now()})
+		status := http.StatusOK
+		if len(r.script) > 0 {
+			status, r.script = r.script[0], r.script[1:]
+		}
+		r.mu.Unlock()
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(`{"ok":true}`))
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *receiver) got() []received {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]received(nil), r.requests...)
 }

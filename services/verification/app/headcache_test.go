@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence/registryfixture"
 )
@@ -15,7 +14,7 @@ import (
 func (s *stack) setChangeCountSilently(namespace, name string, count int) {
 	s.t.Helper()
 	ctx := context.Background()
-	conn, err := s.pool.Acquire(ctx)
+	conn, err := s.Pool.Acquire(ctx)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -33,24 +32,14 @@ func (s *stack) setChangeCountSilently(namespace, name string, count int) {
 // version and change count.
 func (s *stack) serverState(path, key string) (int, string, float64) {
 	s.t.Helper()
-	r := s.call(http.MethodGet, "/v1/intelligence/servers/"+path, nil, bearer(key))
-	if r.status != http.StatusOK {
-		return r.status, "", 0
+	r := s.Do(http.MethodGet, "/v1/intelligence/servers/"+path, nil, bearer(key))
+	if r.Status != http.StatusOK {
+		return r.Status, "", 0
 	}
-	m := r.obj(s.t)
+	m := r.Object(s.t)
 	v, _ := m["version"].(string)
 	n, _ := m["change_count"].(float64)
-	return r.status, v, n
-}
-
-// eventually polls cond every 20 ms until it holds, for at most 20 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	return r.Status, v, n
 }
 
 // headCached waits until replica answers the server state of io.example/weather from its cache of
@@ -83,7 +72,7 @@ func TestServerStateFollowsSyncOnEveryReplica(t *testing.T) {
 		"VERIFICATION_REGISTRY_POLL_INTERVAL": "1s",
 		"VERIFICATION_ALLOW_PRIVATE_CIDRS":    "127.0.0.0/8",
 	})
-	b := startService(t, map[string]string{"VERIFICATION_DATABASE_URL": a.pool.Config().ConnString()})
+	b := startService(t, map[string]string{"VERIFICATION_DATABASE_URL": a.Pool.Config().ConnString()})
 	_, key := a.newKey("Intel")
 	replicas := map[string]*stack{"a (syncing)": a, "b": b}
 

@@ -31,25 +31,25 @@ func TestRegistrySyncFeedsReadsAndDataFeeds(t *testing.T) {
 	_, key := s.newKey("Intel")
 	auth := bearer(key)
 
-	if r := s.call("GET", "/v1/intelligence/servers/io.example/weather", nil, nil); r.status != 401 {
-		t.Errorf("server read without bearer: got %d, want 401", r.status)
+	if r := s.Do("GET", "/v1/intelligence/servers/io.example/weather", nil, nil); r.Status != 401 {
+		t.Errorf("server read without bearer: got %d, want 401", r.Status)
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		r := s.call("GET", "/v1/intelligence/servers/io.example/weather", nil, auth)
-		if r.status == 200 {
-			if got := r.obj(t)["version"]; got != "1.0.0" {
+		r := s.Do("GET", "/v1/intelligence/servers/io.example/weather", nil, auth)
+		if r.Status == 200 {
+			if got := r.Object(t)["version"]; got != "1.0.0" {
 				t.Fatalf("server state: version %v", got)
 			}
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the registry sync never stored the server: %d %s", r.status, r.body)
+			t.Fatalf("the registry sync never stored the server: %d %s", r.Status, r.Body)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if r := s.call("GET", "/v1/intelligence/servers/io.example/nothing-here", nil, auth); r.status != 404 {
-		t.Errorf("unknown server: got %d, want 404", r.status)
+	if r := s.Do("GET", "/v1/intelligence/servers/io.example/nothing-here", nil, auth); r.Status != 404 {
+		t.Errorf("unknown server: got %d, want 404", r.Status)
 	}
 
 	ctx := context.Background()
@@ -58,7 +58,7 @@ func TestRegistrySyncFeedsReadsAndDataFeeds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer blobs.Close()
-	arts, err := feeds.NewExporter(store.NewFeedSource(s.pool), store.NewFeeds(s.pool), blobs, slog.New(slog.DiscardHandler)).ExportAll(ctx)
+	arts, err := feeds.NewExporter(store.NewFeedSource(s.Pool), store.NewFeeds(s.Pool), blobs, slog.New(slog.DiscardHandler)).ExportAll(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 func (s *stack) setRevokedSilently(keyID string, revoked bool) {
 	s.t.Helper()
 	ctx := context.Background()
-	conn, err := s.pool.Acquire(ctx)
+	conn, err := s.Pool.Acquire(ctx)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -30,14 +30,14 @@ func (s *stack) setRevokedSilently(keyID string, revoked bool) {
 // whoami returns the status of GET /v1/intelligence/whoami with key.
 func (s *stack) whoami(key string) int {
 	s.t.Helper()
-	return s.call(http.MethodGet, "/v1/intelligence/whoami", nil, bearer(key)).status
+	return s.Do(http.MethodGet, "/v1/intelligence/whoami", nil, bearer(key)).Status
 }
 
 // keyID returns the id of the organization's only key.
 func (s *stack) keyID(orgID string) string {
 	s.t.Helper()
 	var id string
-	if err := s.pool.QueryRow(context.Background(), `SELECT id FROM api_keys WHERE organization_id = $1`, orgID).Scan(&id); err != nil {
+	if err := s.Pool.QueryRow(context.Background(), `SELECT id FROM api_keys WHERE organization_id = $1`, orgID).Scan(&id); err != nil {
 		s.t.Fatal(err)
 	}
 	return id
@@ -75,8 +75,8 @@ func TestRevokedKeyIsRefusedAtOnce(t *testing.T) {
 	keyID := s.keyID(orgID)
 	cached(t, s, s, keyID, key)
 
-	if r := s.call(http.MethodDelete, "/v1/intelligence/organizations/"+orgID+"/api-keys/"+keyID, nil, admin); r.status != http.StatusNoContent {
-		t.Fatalf("revoke: got %d %s, want 204", r.status, r.body)
+	if r := s.Do(http.MethodDelete, "/v1/intelligence/organizations/"+orgID+"/api-keys/"+keyID, nil, admin); r.Status != http.StatusNoContent {
+		t.Fatalf("revoke: got %d %s, want 204", r.Status, r.Body)
 	}
 	if got := s.whoami(key); got != http.StatusUnauthorized {
 		t.Errorf("whoami right after the revocation: got %d, want 401", got)
@@ -89,13 +89,13 @@ func TestRevokedKeyIsRefusedAtOnce(t *testing.T) {
 func TestRevocationReachesOtherReplicas(t *testing.T) {
 	t.Parallel()
 	a := startService(t)
-	b := startService(t, map[string]string{"VERIFICATION_DATABASE_URL": a.pool.Config().ConnString()})
+	b := startService(t, map[string]string{"VERIFICATION_DATABASE_URL": a.Pool.Config().ConnString()})
 	orgID, key := a.newKey("Acme")
 	keyID := a.keyID(orgID)
 	cached(t, a, b, keyID, key)
 
-	if r := a.call(http.MethodDelete, "/v1/intelligence/organizations/"+orgID+"/api-keys/"+keyID, nil, admin); r.status != http.StatusNoContent {
-		t.Fatalf("revoke through a: got %d %s, want 204", r.status, r.body)
+	if r := a.Do(http.MethodDelete, "/v1/intelligence/organizations/"+orgID+"/api-keys/"+keyID, nil, admin); r.Status != http.StatusNoContent {
+		t.Fatalf("revoke through a: got %d %s, want 204", r.Status, r.Body)
 	}
 	if got := a.whoami(key); got != http.StatusUnauthorized {
 		t.Errorf("a, right after the revocation: got %d, want 401", got)

@@ -2,13 +2,9 @@ package app_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
@@ -16,36 +12,6 @@ import (
 )
 
 // receiver records the webhook requests it gets.
-type receiver struct {
-	*httptest.Server
-	mu   sync.Mutex
-	reqs []received
-}
-
-type received struct {
-	header http.Header
-	body   []byte
-}
-
-func newReceiver(t *testing.T) *receiver {
-	r := &receiver{}
-	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, _ := io.ReadAll(req.Body)
-		r.mu.Lock()
-		r.reqs = append(r.reqs, received{req.Header.Clone(), body})
-		r.mu.Unlock()
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	t.Cleanup(r.Close)
-	return r
-}
-
-func (r *receiver) got() []received {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]received(nil), r.reqs...)
-}
-
 // TestWatchedRegistryChangeReachesTheWebhook is the whole path: a registry change found by the sync,
 // classified, published through the outbox, matched against a watch and delivered, signed, to the
 // organization's endpoint.
@@ -60,18 +26,18 @@ func TestWatchedRegistryChangeReachesTheWebhook(t *testing.T) {
 	})
 	_, key := s.newKey("Hooks")
 	auth := bearer(key)
-	waitFor(t, "the first sync", func() bool {
-		return s.call("GET", "/v1/intelligence/servers/io.example/weather", nil, auth).status == 200
+	eventually(t, "the first sync", func() bool {
+		return s.Do("GET", "/v1/intelligence/servers/io.example/weather", nil, auth).Status == 200
 	})
 
-	hook := newReceiver(t)
-	ep := s.call("POST", "/v1/intelligence/webhooks/endpoints", map[string]any{"url": hook.URL + "/in"}, auth)
-	secret, _ := ep.obj(t)["secret"].(string)
-	if ep.status != 201 || !strings.HasPrefix(secret, "whsec_") {
-		t.Fatalf("create endpoint: %d %s", ep.status, ep.body)
+	hook := newReceiver(t, http.StatusNoContent)
+	ep := s.Do("POST", "/v1/intelligence/webhooks/endpoints", map[string]any{"url": hook.URL + "/in"}, auth)
+	secret, _ := ep.Object(t)["secret"].(string)
+	if ep.Status != 201 || !strings.HasPrefix(secret, "whsec_") {
+		t.Fatalf("create endpoint: %d %s", ep.Status, ep.Body)
 	}
-	if r := s.call("POST", "/v1/intelligence/servers/io.example/weather/watch", map[string]any{"min_risk": "high"}, auth); r.status != 201 {
-		t.Fatalf("watch: %d %s", r.status, r.body)
+	if r := s.Do("POST", "/v1/intelligence/servers/io.example/weather/watch", map[string]any{"min_risk": "high"}, auth); r.Status != 201 {
+		t.Fatalf("watch: %d %s", r.Status, r.Body)
 	}
 
 	// The remote moves to another host: a high-risk change.
@@ -79,7 +45,7 @@ func TestWatchedRegistryChangeReachesTheWebhook(t *testing.T) {
 	next["remotes"] = []any{map[string]any{"type": "streamable-http", "url": "https://evil.example.net/weather"}}
 	reg.Publish(next)
 
-	waitFor(t, "a signed delivery", func() bool { return len(hook.got()) > 0 })
+	eventually(t, "a signed delivery", func() bool { return len(hook.got()) > 0 })
 	req := hook.got()[0]
 	wh, err := standardwebhooks.NewWebhook(secret)
 	if err != nil {
@@ -105,16 +71,5 @@ func TestWatchedRegistryChangeReachesTheWebhook(t *testing.T) {
 		if !strings.Contains(string(r.body), `"risk":"high"`) {
 			t.Errorf("a change below the watch's min_risk was delivered: %s", r.body)
 		}
-	}
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }

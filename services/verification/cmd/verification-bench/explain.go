@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/trustlayer/trustlayer/services/verification/internal/events"
 	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
 	"github.com/trustlayer/trustlayer/services/verification/internal/organizations"
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"
@@ -194,7 +195,7 @@ func explainReads(ctx context.Context, dbURL string, spec seedSpec, apiKey strin
 	}
 	defer conn.Close(context.Background())
 
-	reg := store.NewIntelligence(pool)
+	reg := store.NewIntelligence(pool, events.Outbox{})
 	key, long := benchKey(spec, spec.Servers/3), benchKey(spec, spec.Servers)
 	var id, longID uuid.UUID
 	if id, err = reg.ServerID(ctx, key); err != nil {

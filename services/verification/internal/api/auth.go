@@ -4,25 +4,15 @@ package api
 
 import (
 	"context"
-	"errors"
-	"net/http"
 	"strings"
 
 	"github.com/google/uuid"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/trustlayer/trustlayer/pkg/apierror"
 	"github.com/trustlayer/trustlayer/pkg/auth"
 	"github.com/trustlayer/trustlayer/services/verification/internal/identity"
 	"github.com/trustlayer/trustlayer/services/verification/internal/organizations"
-)
-
-// Authentication failures of bearer routes: a plain-string detail, as Document 1 ("Errors") has for
-// authentication failures.
-var (
-	errMissingBearer = apierror.New(http.StatusUnauthorized, "Missing bearer token")
-	errInvalidBearer = apierror.New(http.StatusUnauthorized, "Invalid or revoked API key")
 )
 
 const (
@@ -44,7 +34,7 @@ func AuthenticateCached(adminToken string, keys *identity.Keys) grpc.UnaryServer
 	return authenticate(adminToken, keys.Authenticate)
 }
 
-// KeyLookup is tenancy's bearer-key check as an identity.Lookup: organizations.ErrUnauthenticated for an
+// KeyLookup is tenancy's bearer-key check as an identity.Lookup: fault.ErrUnauthenticated for an
 // unknown or revoked key.
 func KeyLookup(tenants *organizations.Service) identity.Lookup {
 	return func(ctx context.Context, token string) (identity.Caller, error) {
@@ -78,11 +68,8 @@ func authenticate(adminToken string, lookup identity.Lookup) grpc.UnaryServerInt
 			return nil, errMissingBearer
 		}
 		caller, err := lookup(ctx, token)
-		if errors.Is(err, organizations.ErrUnauthenticated) {
-			return nil, errInvalidBearer
-		}
 		if err != nil {
-			return nil, err
+			return nil, toAPI(err, target{})
 		}
 		return handler(identity.With(ctx, caller), req)
 	}

@@ -2,14 +2,13 @@ package api
 
 import (
 	"context"
-	"errors"
-	"net/http"
 	"time"
 
 	"google.golang.org/grpc/metadata"
 
 	"github.com/trustlayer/trustlayer/pkg/apierror"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
+	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 	"github.com/trustlayer/trustlayer/services/verification/internal/feeds"
 )
 
@@ -26,8 +25,6 @@ type Feeds struct {
 func NewFeeds(svc *feeds.Service, publicURL string) *Feeds {
 	return &Feeds{svc: svc, publicURL: publicURL}
 }
-
-var errDatasetNotFound = apierror.Coded(http.StatusNotFound, "dataset_not_found", "No such dataset", nil)
 
 func artifactToProto(a feeds.Artifact) *verificationv1.Artifact {
 	return &verificationv1.Artifact{Id: a.ID.String(), Dataset: a.Dataset, Format: a.Format, Sha256: a.SHA256,
@@ -84,11 +81,8 @@ func (f *Feeds) ListArtifacts(ctx context.Context, req *verificationv1.ListArtif
 		return nil, apierror.Validation(bad...)
 	}
 	arts, next, err := f.svc.List(ctx, q)
-	if errors.Is(err, feeds.ErrNotFound) {
-		return nil, errDatasetNotFound
-	}
 	if err != nil {
-		return nil, err
+		return nil, toAPI(err, datasetTarget)
 	}
 	out := &verificationv1.ListArtifactsResponse{Items: []*verificationv1.Artifact{}}
 	for _, a := range arts {
@@ -103,18 +97,15 @@ func (f *Feeds) ListArtifacts(ctx context.Context, req *verificationv1.ListArtif
 // DownloadArtifact returns a short-lived signed URL of the artifact.
 func (f *Feeds) DownloadArtifact(ctx context.Context, req *verificationv1.DownloadArtifactRequest) (*verificationv1.DownloadArtifactResponse, error) {
 	if _, ok := feeds.DatasetNamed(req.GetDataset()); !ok {
-		return nil, errDatasetNotFound
+		return nil, toAPI(fault.ErrNotFound, datasetTarget)
 	}
-	id, err := pathID(req.GetArtifactId(), "artifact_not_found")
+	id, err := pathID(req.GetArtifactId(), artifactTarget)
 	if err != nil {
 		return nil, err
 	}
 	a, path, exp, err := f.svc.Download(ctx, req.GetDataset(), id)
-	if errors.Is(err, feeds.ErrNotFound) {
-		return nil, apierror.Coded(http.StatusNotFound, "artifact_not_found", "No such artifact", nil)
-	}
 	if err != nil {
-		return nil, err
+		return nil, toAPI(err, artifactTarget)
 	}
 	return &verificationv1.DownloadArtifactResponse{Url: f.base(ctx) + path, ExpiresAt: ts(exp), Artifact: artifactToProto(a)}, nil
 }

@@ -2,9 +2,11 @@ package api
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/google/uuid"
 
+	"github.com/trustlayer/trustlayer/pkg/apierror"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
 	"github.com/trustlayer/trustlayer/services/verification/internal/readcache"
@@ -38,13 +40,13 @@ func (s *Intelligence) GetServer(ctx context.Context, req *verificationv1.GetSer
 	key := intelligence.ServerKey{Namespace: req.GetNamespace(), Name: req.GetName()}
 	h, err := s.reader.ServerHead(ctx, key)
 	if err != nil {
-		return nil, intelToAPI(err, key)
+		return nil, toAPI(err, serverTarget(key))
 	}
 	snap, ok := s.cache.Server(h.CurrentSnapshotID)
 	if !ok {
 		cur, err := s.reader.Snapshot(ctx, h.CurrentSnapshotID)
 		if err != nil {
-			return nil, intelToAPI(err, key)
+			return nil, toAPI(err, serverTarget(key))
 		}
 		snap = s.cache.AddServer(cur.ID, intelServerTemplate(key, cur))
 	}
@@ -57,7 +59,7 @@ func (s *Intelligence) GetServer(ctx context.Context, req *verificationv1.GetSer
 		if !ok {
 			c, err := s.reader.Change(ctx, h.LatestChangeID)
 			if err != nil {
-				return nil, intelToAPI(err, key)
+				return nil, toAPI(err, serverTarget(key))
 			}
 			ch = s.cache.AddChange(c.ID, intelChangeToProto(c))
 		}
@@ -75,7 +77,7 @@ func (s *Intelligence) ListServerHistory(ctx context.Context, req *verificationv
 	key := intelligence.ServerKey{Namespace: req.GetNamespace(), Name: req.GetName()}
 	items, next, err := s.reader.History(ctx, key, page)
 	if err != nil {
-		return nil, intelToAPI(err, key)
+		return nil, toAPI(err, serverTarget(key))
 	}
 	out := &verificationv1.IntelligenceHistoryResponse{
 		Namespace: key.Namespace, Name: key.Name, NextCursor: next,
@@ -102,7 +104,7 @@ func (s *Intelligence) DiffServerHistory(ctx context.Context, req *verificationv
 	key := intelligence.ServerKey{Namespace: req.GetNamespace(), Name: req.GetName()}
 	d, err := s.reader.DiffVersions(ctx, key, req.GetFrom(), req.GetTo())
 	if err != nil {
-		return nil, intelToAPI(err, key)
+		return nil, toAPI(err, serverTarget(key))
 	}
 	return &verificationv1.DiffServerHistoryResponse{Diff: &verificationv1.IntelligenceHistoryDiffResponse{
 		Namespace: key.Namespace, Name: key.Name, From: req.GetFrom(), To: req.GetTo(),
@@ -120,7 +122,7 @@ func (s *Intelligence) ListServerChanges(ctx context.Context, req *verificationv
 	key := intelligence.ServerKey{Namespace: req.GetNamespace(), Name: req.GetName()}
 	items, next, err := s.reader.Changes(ctx, &key, intelligence.ChangeFilter{Type: intelligence.ChangeType(req.GetChangeType())}, page)
 	if err != nil {
-		return nil, intelToAPI(err, key)
+		return nil, toAPI(err, serverTarget(key))
 	}
 	return &verificationv1.ListServerChangesResponse{Changes: intelChangesToProto(items, next)}, nil
 }
@@ -133,7 +135,7 @@ func (s *Intelligence) ListChanges(ctx context.Context, req *verificationv1.List
 	}
 	items, next, err := s.reader.Changes(ctx, nil, intelligence.ChangeFilter{Type: intelligence.ChangeType(req.GetChangeType())}, page)
 	if err != nil {
-		return nil, intelToAPI(err, intelligence.ServerKey{})
+		return nil, toAPI(err, target{})
 	}
 	return &verificationv1.ListChangesResponse{Changes: intelChangesToProto(items, next)}, nil
 }
@@ -146,7 +148,7 @@ func (s *Intelligence) ListHighRiskChanges(ctx context.Context, req *verificatio
 	}
 	items, next, err := s.reader.Changes(ctx, nil, intelligence.ChangeFilter{HighRiskOnly: true}, page)
 	if err != nil {
-		return nil, intelToAPI(err, intelligence.ServerKey{})
+		return nil, toAPI(err, target{})
 	}
 	return &verificationv1.ListHighRiskChangesResponse{Changes: intelChangesToProto(items, next)}, nil
 }
@@ -160,11 +162,69 @@ func (s *Intelligence) CompareBatch(ctx context.Context, req *verificationv1.Com
 	}
 	results, err := s.reader.CompareBatch(ctx, items)
 	if err != nil {
-		return nil, intelToAPI(err, intelligence.ServerKey{})
+		return nil, toAPI(err, target{})
 	}
 	out := &verificationv1.IntelligenceCompareBatchResponse{Items: make([]*verificationv1.IntelligenceCompareResult, 0, len(results))}
 	for _, r := range results {
 		out.Items = append(out.Items, intelCompareResultToProto(r))
 	}
 	return &verificationv1.CompareBatchResponse{Result: out}, nil
+}
+
+// intelLimit is a list route's page-size bounds: 1..max, def when absent.
+type intelLimit struct{ def, max int32 }
+
+// page validates the limit the way FastAPI's Query(ge=1, le=max) does, with its messages.
+func (l intelLimit) page(limit *int32, cursor string) (intelligence.Page, error) {
+	p := intelligence.Page{Limit: int(l.def), Cursor: cursor}
+	if limit == nil {
+		return p, nil
+	}
+	switch {
+	case *limit < 1:
+		return p, apierror.Validation(apierror.Violation{Loc: []any{"query", "limit"},
+			Msg: "Input should be greater than or equal to 1", Type: "greater_than_equal"})
+	case *limit > l.max:
+		return p, apierror.Validation(apierror.Violation{Loc: []any{"query", "limit"},
+			Msg: fmt.Sprintf("Input should be less than or equal to %d", l.max), Type: "less_than_equal"})
+	}
+	p.Limit = int(*limit)
+	return p, nil
+}
+
+// intelMissingQuery is FastAPI's answer to absent required query parameters.
+func intelMissingQuery(names ...string) error {
+	out := make([]apierror.Violation, 0, len(names))
+	for _, n := range names {
+		out = append(out, apierror.Violation{Loc: []any{"query", n}, Msg: "Field required", Type: "missing"})
+	}
+	return apierror.Validation(out...)
+}
+
+// intelCompareItems validates a batch compare body: 1..intelligence.MaxCompareItems items, each with a
+// namespace and a name.
+func intelCompareItems(in []*verificationv1.IntelligenceCompareItem) ([]intelligence.CompareItem, error) {
+	switch {
+	case len(in) == 0:
+		return nil, apierror.Validation(apierror.Violation{Loc: []any{"body", "items"},
+			Msg: "List should have at least 1 item after validation, not 0", Type: "too_short"})
+	case len(in) > intelligence.MaxCompareItems:
+		return nil, apierror.Validation(apierror.Violation{Loc: []any{"body", "items"},
+			Msg: fmt.Sprintf("List should have at most %d items after validation, not %d", intelligence.MaxCompareItems, len(in)), Type: "too_long"})
+	}
+	var problems []apierror.Violation
+	out := make([]intelligence.CompareItem, 0, len(in))
+	for i, it := range in {
+		if it.GetNamespace() == "" {
+			problems = append(problems, apierror.Violation{Loc: []any{"body", "items", i, "namespace"}, Msg: "Field required", Type: "missing"})
+		}
+		if it.GetName() == "" {
+			problems = append(problems, apierror.Violation{Loc: []any{"body", "items", i, "name"}, Msg: "Field required", Type: "missing"})
+		}
+		out = append(out, intelligence.CompareItem{Key: intelligence.ServerKey{Namespace: it.GetNamespace(), Name: it.GetName()}, From: it.GetFrom(), To: it.GetTo()})
+	}
+	if len(problems) > 0 {
+		return nil, apierror.Validation(problems...)
+	}
+	return out, nil
 }

@@ -110,7 +110,7 @@ func intelCompareResultToProto(r intelligence.CompareResult) *verificationv1.Int
 		Changes: []*verificationv1.IntelligenceDiffEntry{},
 	}
 	if r.Err != nil {
-		out.Error = intelItemError(r.Err, r.Item.Key)
+		out.Error = compareItemError(r.Err, r.Item.Key)
 		return out
 	}
 	out.FromSnapshotId, out.ToSnapshotId = r.Diff.From.ID.String(), r.Diff.To.ID.String()

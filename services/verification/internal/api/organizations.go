@@ -2,14 +2,11 @@ package api
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"time"
 
-	"github.com/google/uuid"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/trustlayer/trustlayer/pkg/apierror"
 	"github.com/trustlayer/trustlayer/pkg/gateway"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/identity"
@@ -25,34 +22,13 @@ type Organizations struct {
 // NewOrganizations returns the OrganizationService.
 func NewOrganizations(svc *organizations.Service) *Organizations { return &Organizations{svc: svc} }
 
-// tenancyError maps the tenancy use cases' errors.
-func tenancyError(err error, notFound string) error {
-	var invalid *organizations.InvalidName
-	switch {
-	case errors.As(err, &invalid):
-		return apierror.Validation(apierror.Violation{Loc: []any{"body", invalid.Field}, Msg: invalid.Message, Type: "value_error"})
-	case errors.Is(err, organizations.ErrNotFound):
-		return apierror.Coded(http.StatusNotFound, notFound, "Not found", nil)
-	}
-	return err
-}
-
-// pathID reads a UUID path parameter; anything else names nothing, so it is a 404.
-func pathID(raw, code string) (uuid.UUID, error) {
-	id, err := uuid.Parse(raw)
-	if err != nil {
-		return uuid.Nil, apierror.Coded(http.StatusNotFound, code, "Not found", nil)
-	}
-	return id, nil
-}
-
 func ts(t time.Time) *timestamppb.Timestamp { return timestamppb.New(t) }
 
 // CreateOrganization creates an organization (201).
 func (s *Organizations) CreateOrganization(ctx context.Context, req *verificationv1.CreateOrganizationRequest) (*verificationv1.CreateOrganizationResponse, error) {
 	o, err := s.svc.CreateOrganization(ctx, req.GetName())
 	if err != nil {
-		return nil, tenancyError(err, "organization_not_found")
+		return nil, toAPI(err, organizationTarget)
 	}
 	if err := gateway.SetHTTPStatus(ctx, http.StatusCreated); err != nil {
 		return nil, err
@@ -64,13 +40,13 @@ func (s *Organizations) CreateOrganization(ctx context.Context, req *verificatio
 
 // CreateApiKey issues a key (201) and shows its secret once.
 func (s *Organizations) CreateApiKey(ctx context.Context, req *verificationv1.CreateApiKeyRequest) (*verificationv1.CreateApiKeyResponse, error) {
-	orgID, err := pathID(req.GetOrganizationId(), "organization_not_found")
+	orgID, err := pathID(req.GetOrganizationId(), organizationTarget)
 	if err != nil {
 		return nil, err
 	}
 	k, secret, err := s.svc.IssueKey(ctx, orgID, req.GetName())
 	if err != nil {
-		return nil, tenancyError(err, "organization_not_found")
+		return nil, toAPI(err, organizationTarget)
 	}
 	if err := gateway.SetHTTPStatus(ctx, http.StatusCreated); err != nil {
 		return nil, err
@@ -83,13 +59,13 @@ func (s *Organizations) CreateApiKey(ctx context.Context, req *verificationv1.Cr
 
 // ListApiKeys lists keys without secrets.
 func (s *Organizations) ListApiKeys(ctx context.Context, req *verificationv1.ListApiKeysRequest) (*verificationv1.ListApiKeysResponse, error) {
-	orgID, err := pathID(req.GetOrganizationId(), "organization_not_found")
+	orgID, err := pathID(req.GetOrganizationId(), organizationTarget)
 	if err != nil {
 		return nil, err
 	}
 	keys, err := s.svc.ListKeys(ctx, orgID)
 	if err != nil {
-		return nil, tenancyError(err, "organization_not_found")
+		return nil, toAPI(err, organizationTarget)
 	}
 	out := &verificationv1.ListApiKeysResponse{Items: []*verificationv1.ApiKeyResponse{}}
 	for _, k := range keys {
@@ -107,16 +83,16 @@ func (s *Organizations) ListApiKeys(ctx context.Context, req *verificationv1.Lis
 
 // RevokeApiKey revokes a key (204).
 func (s *Organizations) RevokeApiKey(ctx context.Context, req *verificationv1.RevokeApiKeyRequest) (*verificationv1.RevokeApiKeyResponse, error) {
-	orgID, err := pathID(req.GetOrganizationId(), "api_key_not_found")
+	orgID, err := pathID(req.GetOrganizationId(), apiKeyTarget)
 	if err != nil {
 		return nil, err
 	}
-	keyID, err := pathID(req.GetApiKeyId(), "api_key_not_found")
+	keyID, err := pathID(req.GetApiKeyId(), apiKeyTarget)
 	if err != nil {
 		return nil, err
 	}
 	if err := s.svc.RevokeKey(ctx, orgID, keyID); err != nil {
-		return nil, tenancyError(err, "api_key_not_found")
+		return nil, toAPI(err, apiKeyTarget)
 	}
 	return &verificationv1.RevokeApiKeyResponse{}, gateway.SetHTTPStatus(ctx, http.StatusNoContent)
 }

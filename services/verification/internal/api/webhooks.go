@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/trustlayer/trustlayer/pkg/apierror"
 	"github.com/trustlayer/trustlayer/pkg/gateway"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/identity"
@@ -31,14 +32,14 @@ func callerOrganization(ctx context.Context) (uuid.UUID, error) {
 	return c.OrganizationID, nil
 }
 
-// callerAndID returns the caller's organization and a path id, which names nothing (404 with code)
-// when it is not a UUID.
-func callerAndID(ctx context.Context, raw, code string) (uuid.UUID, uuid.UUID, error) {
+// callerAndID returns the caller's organization and a path id, which names nothing (t's 404) when
+// it is not a UUID.
+func callerAndID(ctx context.Context, raw string, t target) (uuid.UUID, uuid.UUID, error) {
 	org, err := callerOrganization(ctx)
 	if err != nil {
 		return uuid.Nil, uuid.Nil, err
 	}
-	id, err := pathID(raw, code)
+	id, err := pathID(raw, t)
 	return org, id, err
 }
 
@@ -54,7 +55,7 @@ func (s *Webhooks) CreateWatch(ctx context.Context, req *verificationv1.CreateWa
 		ChangeTypes: body.GetChangeTypes(), MinRisk: body.GetMinRisk(), EndpointIDs: body.GetEndpointIds(),
 	})
 	if err != nil {
-		return nil, webhookError(err, codeWatchNotFound)
+		return nil, toAPI(err, watchTarget)
 	}
 	if err := gateway.SetHTTPStatus(ctx, http.StatusCreated); err != nil {
 		return nil, err
@@ -70,7 +71,7 @@ func (s *Webhooks) GetWatch(ctx context.Context, req *verificationv1.GetWatchReq
 	}
 	w, err := s.svc.GetWatch(ctx, org, req.GetNamespace(), req.GetName())
 	if err != nil {
-		return nil, webhookError(err, codeWatchNotFound)
+		return nil, toAPI(err, watchTarget)
 	}
 	return &verificationv1.GetWatchResponse{Watch: watchToProto(w)}, nil
 }
@@ -82,7 +83,7 @@ func (s *Webhooks) DeleteWatch(ctx context.Context, req *verificationv1.DeleteWa
 		return nil, err
 	}
 	if err := s.svc.ArchiveWatch(ctx, org, req.GetNamespace(), req.GetName()); err != nil {
-		return nil, webhookError(err, codeWatchNotFound)
+		return nil, toAPI(err, watchTarget)
 	}
 	return &verificationv1.DeleteWatchResponse{}, gateway.SetHTTPStatus(ctx, http.StatusNoContent)
 }
@@ -98,7 +99,7 @@ func (s *Webhooks) CreateWebhookEndpoint(ctx context.Context, req *verificationv
 		URL: body.GetUrl(), Description: body.GetDescription(), EventTypes: body.GetEventTypes(),
 	})
 	if err != nil {
-		return nil, webhookError(err, codeEndpointNotFound)
+		return nil, toAPI(err, endpointTarget)
 	}
 	if err := gateway.SetHTTPStatus(ctx, http.StatusCreated); err != nil {
 		return nil, err
@@ -117,7 +118,7 @@ func (s *Webhooks) ListWebhookEndpoints(ctx context.Context, _ *verificationv1.L
 	}
 	list, err := s.svc.ListEndpoints(ctx, org)
 	if err != nil {
-		return nil, webhookError(err, codeEndpointNotFound)
+		return nil, toAPI(err, endpointTarget)
 	}
 	out := &verificationv1.ListWebhookEndpointsResponse{Items: make([]*verificationv1.WebhookEndpointResponse, 0, len(list))}
 	for _, e := range list {
@@ -128,38 +129,38 @@ func (s *Webhooks) ListWebhookEndpoints(ctx context.Context, _ *verificationv1.L
 
 // DeleteWebhookEndpoint revokes an endpoint (204).
 func (s *Webhooks) DeleteWebhookEndpoint(ctx context.Context, req *verificationv1.DeleteWebhookEndpointRequest) (*verificationv1.DeleteWebhookEndpointResponse, error) {
-	org, id, err := callerAndID(ctx, req.GetEndpointId(), codeEndpointNotFound)
+	org, id, err := callerAndID(ctx, req.GetEndpointId(), endpointTarget)
 	if err != nil {
 		return nil, err
 	}
 	if err := s.svc.RevokeEndpoint(ctx, org, id); err != nil {
-		return nil, webhookError(err, codeEndpointNotFound)
+		return nil, toAPI(err, endpointTarget)
 	}
 	return &verificationv1.DeleteWebhookEndpointResponse{}, gateway.SetHTTPStatus(ctx, http.StatusNoContent)
 }
 
 // EnableWebhookEndpoint re-enables a disabled endpoint.
 func (s *Webhooks) EnableWebhookEndpoint(ctx context.Context, req *verificationv1.EnableWebhookEndpointRequest) (*verificationv1.EnableWebhookEndpointResponse, error) {
-	org, id, err := callerAndID(ctx, req.GetEndpointId(), codeEndpointNotFound)
+	org, id, err := callerAndID(ctx, req.GetEndpointId(), endpointTarget)
 	if err != nil {
 		return nil, err
 	}
 	e, err := s.svc.EnableEndpoint(ctx, org, id)
 	if err != nil {
-		return nil, webhookError(err, codeEndpointNotFound)
+		return nil, toAPI(err, endpointTarget)
 	}
 	return &verificationv1.EnableWebhookEndpointResponse{Endpoint: endpointToProto(e)}, nil
 }
 
 // GetWebhookDelivery returns a delivery with its attempts.
 func (s *Webhooks) GetWebhookDelivery(ctx context.Context, req *verificationv1.GetWebhookDeliveryRequest) (*verificationv1.GetWebhookDeliveryResponse, error) {
-	org, id, err := callerAndID(ctx, req.GetDeliveryId(), codeDeliveryNotFound)
+	org, id, err := callerAndID(ctx, req.GetDeliveryId(), deliveryTarget)
 	if err != nil {
 		return nil, err
 	}
 	d, err := s.svc.GetDelivery(ctx, org, id)
 	if err != nil {
-		return nil, webhookError(err, codeDeliveryNotFound)
+		return nil, toAPI(err, deliveryTarget)
 	}
 	return &verificationv1.GetWebhookDeliveryResponse{Delivery: deliveryToProto(d)}, nil
 }
@@ -174,13 +175,13 @@ func (s *Webhooks) ListWebhookDeliveries(ctx context.Context, req *verificationv
 	if err != nil {
 		return nil, err
 	}
-	id, err := pathID(req.GetEndpointId(), codeEndpointNotFound)
+	id, err := pathID(req.GetEndpointId(), endpointTarget)
 	if err != nil {
 		return nil, err
 	}
 	items, next, err := s.svc.ListDeliveries(ctx, org, id, webhooks.Page{Limit: limit, Cursor: req.GetCursor()})
 	if err != nil {
-		return nil, webhookError(err, codeEndpointNotFound)
+		return nil, toAPI(err, endpointTarget)
 	}
 	page := &verificationv1.WebhookDeliveryListResponse{Items: make([]*verificationv1.WebhookDeliverySummary, 0, len(items))}
 	for _, d := range items {
@@ -194,16 +195,32 @@ func (s *Webhooks) ListWebhookDeliveries(ctx context.Context, req *verificationv
 
 // ReplayWebhookDelivery sends a delivery's event again, under the same event id.
 func (s *Webhooks) ReplayWebhookDelivery(ctx context.Context, req *verificationv1.ReplayWebhookDeliveryRequest) (*verificationv1.ReplayWebhookDeliveryResponse, error) {
-	org, id, err := callerAndID(ctx, req.GetDeliveryId(), codeDeliveryNotFound)
+	org, id, err := callerAndID(ctx, req.GetDeliveryId(), deliveryTarget)
 	if err != nil {
 		return nil, err
 	}
 	d, err := s.svc.Replay(ctx, org, id)
 	if err != nil {
-		return nil, webhookError(err, codeDeliveryNotFound)
+		return nil, toAPI(err, deliveryTarget)
 	}
 	return &verificationv1.ReplayWebhookDeliveryResponse{Replay: &verificationv1.WebhookDeliveryReplayResponse{
 		DeliveryId: d.ID.String(), ReplayOf: id.String(), EndpointId: d.EndpointID.String(), EventId: d.EventID.String(),
 		Status: d.Status, CreatedAt: ts(d.CreatedAt),
 	}}, nil
+}
+
+// deliveryLimit checks the limit query parameter of a delivery listing (1..100, default 20), with
+// FastAPI's messages for its bounds.
+func deliveryLimit(limit *int32) (int, error) {
+	switch {
+	case limit == nil:
+		return webhooks.DefaultDeliveryLimit, nil
+	case *limit < 1:
+		return 0, apierror.Validation(apierror.Violation{Loc: []any{"query", "limit"},
+			Msg: "Input should be greater than or equal to 1", Type: "greater_than_equal"})
+	case *limit > webhooks.MaxDeliveryLimit:
+		return 0, apierror.Validation(apierror.Violation{Loc: []any{"query", "limit"},
+			Msg: "Input should be less than or equal to 100", Type: "less_than_equal"})
+	}
+	return int(*limit), nil
 }

@@ -5,7 +5,6 @@ package feeds
 
 import (
 	"context"
-	"errors"
 	"io"
 	"time"
 
@@ -55,11 +54,6 @@ type Artifact struct {
 	BlobKey   string
 	CreatedAt time.Time
 }
-
-// Errors the use cases return.
-var (
-	ErrNotFound = errors.New("not found")
-)
 
 // Source streams a dataset's rows (column name to value) to yield, which may stop it with an error.
 type Source interface {

@@ -17,6 +17,7 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/blobstore"
 	"github.com/trustlayer/trustlayer/pkg/outbox"
 	"github.com/trustlayer/trustlayer/pkg/pgtest"
+	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 	"github.com/trustlayer/trustlayer/services/verification/internal/feeds"
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"
 )
@@ -137,7 +138,7 @@ func TestListPagesWithTheBeforeCursor(t *testing.T) {
 	if err != nil || len(jsonl) != 3 {
 		t.Errorf("format filter: got %d (%v), want 3", len(jsonl), err)
 	}
-	if _, _, err := svc.List(ctx, feeds.Query{Dataset: "nope", Limit: 1}); err != feeds.ErrNotFound {
+	if _, _, err := svc.List(ctx, feeds.Query{Dataset: "nope", Limit: 1}); err != fault.ErrNotFound {
 		t.Errorf("unknown dataset: got %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 )
 
 // Limits of the artifact listing (Document 1 "Limits": 1..100, default 20).
@@ -44,7 +45,7 @@ func (s *Service) Catalog(ctx context.Context) ([]CatalogItem, error) {
 // List returns one page of a dataset's artifacts and the cursor of the next page (nil on the last).
 func (s *Service) List(ctx context.Context, q Query) ([]Artifact, *time.Time, error) {
 	if _, ok := DatasetNamed(q.Dataset); !ok {
-		return nil, nil, ErrNotFound
+		return nil, nil, fault.ErrNotFound
 	}
 	want := q.Limit
 	q.Limit = want + 1

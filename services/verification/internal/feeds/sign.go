@@ -4,12 +4,12 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"net/url"
 	"strconv"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 )
 
 // URLLifetime is how long a download URL works.
@@ -45,19 +45,16 @@ func (s *Signer) Sign(id uuid.UUID) (string, time.Time) {
 	return FilePath + id.String() + "?" + q.Encode(), exp
 }
 
-// ErrBadSignature: the URL was not signed by this service, was altered, or has expired.
-var ErrBadSignature = errors.New("invalid or expired download URL")
-
 // Verify checks a download URL's query for the artifact.
 func (s *Signer) Verify(id uuid.UUID, q url.Values) error {
 	exp, err := strconv.ParseInt(q.Get("expires"), 10, 64)
 	if err != nil || s.now().Unix() > exp {
-		return ErrBadSignature
+		return fault.ErrBadSignature
 	}
 	got, err := hex.DecodeString(q.Get("signature"))
 	want, _ := hex.DecodeString(s.mac(id, exp))
 	if err != nil || !hmac.Equal(got, want) {
-		return ErrBadSignature
+		return fault.ErrBadSignature
 	}
 	return nil
 }

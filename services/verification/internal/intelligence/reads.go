@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/google/uuid"
+	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 )
 
 // Page is one keyset page request: Limit rows after the position Cursor (a next_cursor the store
@@ -24,12 +25,12 @@ type ChangeFilter struct {
 	HighRiskOnly bool
 }
 
-// ReadStore is the persistence the reads need. Lookups of a server return ErrServerNotFound and of a
-// version ErrVersionNotFound; a cursor the store did not issue is ErrBadCursor.
+// ReadStore is the persistence the reads need. Lookups of a server return fault.ErrServerNotFound and of a
+// version fault.ErrVersionNotFound; a cursor the store did not issue is fault.ErrBadCursor.
 type ReadStore interface {
 	ServerID(ctx context.Context, key ServerKey) (uuid.UUID, error)
 	Server(ctx context.Context, key ServerKey) (ServerState, error)
-	// ServerHead returns the server's own row (ErrServerNotFound); Snapshot and Change return the
+	// ServerHead returns the server's own row (fault.ErrServerNotFound); Snapshot and Change return the
 	// immutable rows it points to.
 	ServerHead(ctx context.Context, key ServerKey) (ServerHead, error)
 	Snapshot(ctx context.Context, id uuid.UUID) (Snapshot, error)
@@ -83,7 +84,7 @@ func NewReader(store ReadStore, opts ...ReaderOption) *Reader {
 // Server returns a server's current state.
 func (r *Reader) Server(ctx context.Context, key ServerKey) (ServerState, error) {
 	if !ValidKey(key) {
-		return ServerState{}, ErrServerNotFound
+		return ServerState{}, fault.ErrServerNotFound
 	}
 	return r.store.Server(ctx, key)
 }
@@ -92,14 +93,14 @@ func (r *Reader) Server(ctx context.Context, key ServerKey) (ServerState, error)
 // points to, which callers that cache them (by id: both are immutable) read with Snapshot and Change.
 func (r *Reader) ServerHead(ctx context.Context, key ServerKey) (ServerHead, error) {
 	if !ValidKey(key) {
-		return ServerHead{}, ErrServerNotFound
+		return ServerHead{}, fault.ErrServerNotFound
 	}
 	if r.heads == nil {
 		return r.store.ServerHead(ctx, key)
 	}
 	if h, exists, ok := r.heads.Head(key); ok {
 		if !exists {
-			return ServerHead{}, ErrServerNotFound
+			return ServerHead{}, fault.ErrServerNotFound
 		}
 		return h, nil
 	}
@@ -108,7 +109,7 @@ func (r *Reader) ServerHead(ctx context.Context, key ServerKey) (ServerHead, err
 	switch {
 	case err == nil:
 		r.heads.Add(token, key, h, true)
-	case errors.Is(err, ErrServerNotFound):
+	case errors.Is(err, fault.ErrServerNotFound):
 		r.heads.Add(token, key, ServerHead{}, false)
 	}
 	return h, err
@@ -147,7 +148,7 @@ func (r *Reader) Changes(ctx context.Context, key *ServerKey, f ChangeFilter, p 
 
 func (r *Reader) serverID(ctx context.Context, key ServerKey) (uuid.UUID, error) {
 	if !ValidKey(key) {
-		return uuid.Nil, ErrServerNotFound
+		return uuid.Nil, fault.ErrServerNotFound
 	}
 	// A cached head gives the id. Only a known server: a row without a snapshot yet has an id but
 	// no head.
@@ -204,7 +205,7 @@ type CompareItem struct {
 	From, To string
 }
 
-// CompareResult is one comparison's outcome; Err is ErrServerNotFound or ErrVersionNotFound when it
+// CompareResult is one comparison's outcome; Err is fault.ErrServerNotFound or fault.ErrVersionNotFound when it
 // failed.
 type CompareResult struct {
 	Index int
@@ -220,7 +221,7 @@ func (r *Reader) CompareBatch(ctx context.Context, items []CompareItem) ([]Compa
 	for i, it := range items {
 		res := CompareResult{Index: i, Item: it}
 		res.Diff, res.Err = r.compare(ctx, &res.Item)
-		if res.Err != nil && !errors.Is(res.Err, ErrServerNotFound) && !errors.Is(res.Err, ErrVersionNotFound) {
+		if res.Err != nil && !errors.Is(res.Err, fault.ErrServerNotFound) && !errors.Is(res.Err, fault.ErrVersionNotFound) {
 			return nil, res.Err
 		}
 		out = append(out, res)

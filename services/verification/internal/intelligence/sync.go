@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/trustlayer/trustlayer/pkg/periodic"
+	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 )
 
 // Source lists the servers of a registry that speaks the official MCP registry API.
@@ -63,7 +64,7 @@ type PollOutcome struct {
 // SyncStore is the persistence the sync needs.
 type SyncStore interface {
 	// WithRegistryLock runs fn holding the registry's sync lock, which spans replicas. It returns
-	// ErrSyncInProgress without calling fn when another holder has it.
+	// fault.ErrSyncInProgress without calling fn when another holder has it.
 	WithRegistryLock(ctx context.Context, registry string, fn func(context.Context) error) error
 	// RegistryState returns the registry's position (a zero one for a registry never polled).
 	RegistryState(ctx context.Context, registry string) (RegistryState, error)
@@ -151,14 +152,14 @@ func (s *Syncer) pollIfDue(ctx context.Context, registry string) {
 	case err == nil:
 		s.log.InfoContext(ctx, "registry polled", "registry", registry, "baseline", res.Baseline, "incremental", res.Incremental,
 			"pages", res.Pages, "observed", res.Observed, "skipped", res.Skipped, "snapshots", res.Snapshots, "changes", res.Changes)
-	case errors.Is(err, ErrSyncInProgress), ctx.Err() != nil:
+	case errors.Is(err, fault.ErrSyncInProgress), ctx.Err() != nil:
 	default:
 		s.log.WarnContext(ctx, "registry poll failed; retrying at the next poll", "registry", registry, "error", err)
 	}
 }
 
 // Poll polls one registry now, whenever it was last polled: a full sync first, incremental ones after.
-// It returns ErrSyncInProgress when another replica is polling it.
+// It returns fault.ErrSyncInProgress when another replica is polling it.
 func (s *Syncer) Poll(ctx context.Context, registry string) (PollResult, error) {
 	res, err := s.poll(ctx, registry, false)
 	if res == nil {

@@ -15,6 +15,8 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/outbox"
 	"github.com/trustlayer/trustlayer/pkg/pgtest"
 	"github.com/trustlayer/trustlayer/pkg/safehttp"
+	"github.com/trustlayer/trustlayer/services/verification/internal/events"
+	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
 	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence/registryfixture"
 	"github.com/trustlayer/trustlayer/services/verification/internal/registryclient"
@@ -40,7 +42,7 @@ func newHarness(t testing.TB, pageSize int) *harness {
 	t.Helper()
 	pool := pgtest.NewPool(t, outbox.Migrations(), store.Migrations())
 	reg := registryfixture.New(t)
-	st := store.NewIntelligence(pool)
+	st := store.NewIntelligence(pool, events.Outbox{})
 	return &harness{
 		t: t, ctx: context.Background(), pool: pool, reg: reg, store: st, reader: intelligence.NewReader(st),
 		syncer: newSyncer(st, reg, intelligence.SyncOptions{PageSize: pageSize}),
@@ -267,7 +269,7 @@ func TestSyncSkipsAndCountsInvalidItems(t *testing.T) {
 	if n := h.count(`SELECT last_skipped FROM intel_registries`); n != 2 {
 		t.Errorf("got last_skipped %d, want 2", n)
 	}
-	if _, err := h.reader.Server(h.ctx, intelligence.ServerKey{Namespace: "io.example", Name: "b"}); !errors.Is(err, intelligence.ErrServerNotFound) {
+	if _, err := h.reader.Server(h.ctx, intelligence.ServerKey{Namespace: "io.example", Name: "b"}); !errors.Is(err, fault.ErrServerNotFound) {
 		t.Errorf("b: got %v, want not found", err)
 	}
 }
@@ -279,8 +281,8 @@ func TestSyncPollsARegistryOnOneReplicaAtATime(t *testing.T) {
 		_, err := h.syncer.Poll(ctx, h.reg.URL)
 		return err
 	})
-	if !errors.Is(err, intelligence.ErrSyncInProgress) {
-		t.Fatalf("got %v, want ErrSyncInProgress while another holder polls", err)
+	if !errors.Is(err, fault.ErrSyncInProgress) {
+		t.Fatalf("got %v, want fault.ErrSyncInProgress while another holder polls", err)
 	}
 
 	h.baseline()
@@ -291,7 +293,7 @@ func TestSyncPollsARegistryOnOneReplicaAtATime(t *testing.T) {
 	for range 4 {
 		replica := newSyncer(h.store, h.reg, intelligence.SyncOptions{PageSize: 1})
 		wg.Go(func() {
-			if _, err := replica.Poll(h.ctx, h.reg.URL); err != nil && !errors.Is(err, intelligence.ErrSyncInProgress) {
+			if _, err := replica.Poll(h.ctx, h.reg.URL); err != nil && !errors.Is(err, fault.ErrSyncInProgress) {
 				t.Errorf("replica poll: %v", err)
 			}
 		})

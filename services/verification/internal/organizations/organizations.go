@@ -12,13 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/trustlayer/trustlayer/pkg/auth"
+	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 )
-
-// ErrNotFound: no such organization or key.
-var ErrNotFound = errors.New("not found")
-
-// ErrUnauthenticated: the bearer token is missing, unknown or revoked.
-var ErrUnauthenticated = errors.New("invalid or revoked API key")
 
 // KeyKind starts every issued key ("vk_..."), so that a leaked one is recognisable.
 const KeyKind = "vk"
@@ -43,7 +38,7 @@ type APIKey struct {
 	RevokedAt      *time.Time
 }
 
-// Store persists organizations and keys. Lookups return ErrNotFound for a missing row.
+// Store persists organizations and keys. Lookups return fault.ErrNotFound for a missing row.
 type Store interface {
 	CreateOrganization(ctx context.Context, o Organization) (Organization, error)
 	GetOrganization(ctx context.Context, id uuid.UUID) (Organization, error)
@@ -63,21 +58,13 @@ type Service struct {
 // NewService returns the use cases over store.
 func NewService(store Store) *Service { return &Service{store: store} }
 
-// InvalidName is returned for a name that is empty or too long.
-type InvalidName struct {
-	Field   string
-	Message string
-}
-
-func (e *InvalidName) Error() string { return e.Field + ": " + e.Message }
-
 func checkName(field, name string, required bool) (string, error) {
 	name = strings.TrimSpace(name)
 	switch {
 	case name == "" && required:
-		return "", &InvalidName{field, "Field required"}
+		return "", fault.Invalid(field, "value_error", "Field required")
 	case utf8.RuneCountInString(name) > maxName:
-		return "", &InvalidName{field, "String should have at most 200 characters"}
+		return "", fault.Invalid(field, "value_error", "String should have at most 200 characters")
 	}
 	return name, nil
 }
@@ -130,11 +117,11 @@ func (s *Service) RevokeKey(ctx context.Context, organizationID, keyID uuid.UUID
 // so a revoked key stops working at once, on every replica.
 func (s *Service) Authenticate(ctx context.Context, token string) (APIKey, Organization, error) {
 	if !strings.HasPrefix(token, KeyKind+"_") {
-		return APIKey{}, Organization{}, ErrUnauthenticated
+		return APIKey{}, Organization{}, fault.ErrUnauthenticated
 	}
 	k, o, err := s.store.ActiveKeyByHash(ctx, auth.HashAPIKey(token))
-	if errors.Is(err, ErrNotFound) {
-		return APIKey{}, Organization{}, ErrUnauthenticated
+	if errors.Is(err, fault.ErrNotFound) {
+		return APIKey{}, Organization{}, fault.ErrUnauthenticated
 	}
 	return k, o, err
 }

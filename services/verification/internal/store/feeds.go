@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 	"github.com/trustlayer/trustlayer/services/verification/internal/feeds"
 )
 
@@ -79,7 +80,7 @@ func (f *Feeds) ListArtifacts(ctx context.Context, q feeds.Query) ([]feeds.Artif
 func (f *Feeds) GetArtifact(ctx context.Context, dataset string, id uuid.UUID) (feeds.Artifact, error) {
 	a, err := scanArtifact(f.pool.QueryRow(ctx, `SELECT `+artifactColumns+` FROM feed_artifacts WHERE id = $1 AND dataset = $2`, id, dataset))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return a, feeds.ErrNotFound
+		return a, fault.ErrNotFound
 	}
 	return a, err
 }
@@ -88,7 +89,7 @@ func (f *Feeds) GetArtifact(ctx context.Context, dataset string, id uuid.UUID) (
 func (f *Feeds) ArtifactByID(ctx context.Context, id uuid.UUID) (feeds.Artifact, error) {
 	a, err := scanArtifact(f.pool.QueryRow(ctx, `SELECT `+artifactColumns+` FROM feed_artifacts WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return a, feeds.ErrNotFound
+		return a, fault.ErrNotFound
 	}
 	return a, err
 }

@@ -3,21 +3,21 @@ package store
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
 )
 
 // Intelligence is the registry-intelligence persistence: it implements intelligence.SyncStore and
 // intelligence.ReadStore on a pgx pool (tables of migration 00002).
 type Intelligence struct {
-	pool *pgxpool.Pool
+	pool   *pgxpool.Pool
+	events Events
 }
 
 var (
@@ -25,8 +25,10 @@ var (
 	_ intelligence.ReadStore = (*Intelligence)(nil)
 )
 
-// NewIntelligence returns the registry-intelligence store.
-func NewIntelligence(pool *pgxpool.Pool) *Intelligence { return &Intelligence{pool: pool} }
+// NewIntelligence returns the registry-intelligence store; events encodes the change events it commits.
+func NewIntelligence(pool *pgxpool.Pool, events Events) *Intelligence {
+	return &Intelligence{pool: pool, events: events}
+}
 
 // WithRegistryLock holds a session-level advisory lock on the registry for the duration of fn, on a
 // dedicated connection, so that no two replicas poll the same registry at once. A crashed holder's
@@ -42,7 +44,7 @@ func (r *Intelligence) WithRegistryLock(ctx context.Context, registry string, fn
 		return err
 	}
 	if !locked {
-		return intelligence.ErrSyncInProgress
+		return fault.ErrSyncInProgress
 	}
 	defer func() {
 		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtextextended('intel-registry:' || $1, 0))`, registry)
@@ -115,23 +117,15 @@ func decodeCursor(s string) (int64, error) {
 	}
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
-		return 0, intelligence.ErrBadCursor
+		return 0, fault.ErrBadCursor
 	}
 	digits, ok := strings.CutPrefix(string(b), cursorPrefix)
 	if !ok {
-		return 0, intelligence.ErrBadCursor
+		return 0, fault.ErrBadCursor
 	}
 	seq, err := strconv.ParseInt(digits, 10, 64)
 	if err != nil || seq <= 0 {
-		return 0, intelligence.ErrBadCursor
+		return 0, fault.ErrBadCursor
 	}
 	return seq, nil
-}
-
-// registryNotFound maps a missing row to the domain's error.
-func registryNotFound(err, notFound error) error {
-	if errors.Is(err, pgx.ErrNoRows) {
-		return notFound
-	}
-	return err
 }

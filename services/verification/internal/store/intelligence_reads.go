@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
 )
 
@@ -17,7 +18,7 @@ import (
 func (r *Intelligence) ServerID(ctx context.Context, key intelligence.ServerKey) (uuid.UUID, error) {
 	var id uuid.UUID
 	err := r.pool.QueryRow(ctx, `SELECT id FROM intel_servers WHERE namespace = $1 AND name = $2`, key.Namespace, key.Name).Scan(&id)
-	return id, registryNotFound(err, intelligence.ErrServerNotFound)
+	return id, noRows(err, fault.ErrServerNotFound)
 }
 
 // Server returns a server's current state: its row, current snapshot and latest change, in one
@@ -36,7 +37,7 @@ JOIN intel_snapshots x ON x.id = s.current_snapshot_id
 LEFT JOIN intel_changes c ON c.id = s.latest_change_id
 WHERE s.namespace = $1 AND s.name = $2`, key.Namespace, key.Name).Scan(append(dest, ch.dest()...)...)
 	if err != nil {
-		return st, registryNotFound(err, intelligence.ErrServerNotFound)
+		return st, noRows(err, fault.ErrServerNotFound)
 	}
 	if st.Current, err = snap.snapshot(); err != nil {
 		return st, err
@@ -117,7 +118,7 @@ UNION ALL
 		return first, latest, err
 	}
 	if len(found) == 0 {
-		return first, latest, intelligence.ErrVersionNotFound
+		return first, latest, fault.ErrVersionNotFound
 	}
 	first, latest = found[0].item, found[0].item
 	for _, f := range found[1:] {
@@ -145,7 +146,7 @@ FROM first`, serverID, version).Scan(&exists, &before)
 	case err != nil:
 		return "", false, err
 	case !exists:
-		return "", false, intelligence.ErrVersionNotFound
+		return "", false, fault.ErrVersionNotFound
 	case before == nil:
 		return "", false, nil
 	}
@@ -199,7 +200,7 @@ SELECT id, current_snapshot_id, latest_change_id, change_count, high_risk_change
 FROM intel_servers WHERE namespace = $1 AND name = $2 AND current_snapshot_id IS NOT NULL`, key.Namespace, key.Name).
 		Scan(&h.ID, &h.CurrentSnapshotID, &latest, &h.ChangeCount, &h.HighRiskChangeCount, &h.FirstSeenAt, &h.LastSeenAt)
 	h.LatestChangeID = latest.UUID
-	return h, registryNotFound(err, intelligence.ErrServerNotFound)
+	return h, noRows(err, fault.ErrServerNotFound)
 }
 
 // Snapshot returns one snapshot by id. Snapshots are never deleted, so a missing one (an id a server

@@ -8,11 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/trustlayer/trustlayer/pkg/outbox"
-	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
 )
 
@@ -32,7 +29,7 @@ func (r *Intelligence) ApplyPage(ctx context.Context, registry string, versions 
 		if err != nil {
 			return err
 		}
-		return writePage(ctx, tx, registry, known, w)
+		return r.writePage(ctx, tx, registry, known, w)
 	})
 }
 
@@ -138,7 +135,7 @@ ORDER BY x.server_id, x.version, x.seq DESC`, serverIDs, names)
 // writePage writes a page's decisions in two round trips, in foreign-key order: snapshots (a
 // snapshot's predecessor may be earlier in the same page), then one batch of the changes with their
 // outbox rows and the server rows of every listed server.
-func writePage(ctx context.Context, tx pgx.Tx, registry string, known intelligence.Known, w intelligence.PageWrites) error {
+func (r *Intelligence) writePage(ctx context.Context, tx pgx.Tx, registry string, known intelligence.Known, w intelligence.PageWrites) error {
 	// COPY, not one INSERT per row: a first sync writes a snapshot for every listed entry.
 	rows := make([][]any, 0, len(w.Snapshots))
 	for _, s := range w.Snapshots {
@@ -160,14 +157,11 @@ INSERT INTO intel_changes (id, server_id, namespace, name, from_snapshot_id, to_
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 			c.ID, c.ServerID, c.Key.Namespace, c.Key.Name, c.FromSnapshotID, c.ToSnapshotID, c.FromVersion, c.ToVersion,
 			c.Field, c.Old, c.New, string(c.Type), string(c.Risk), c.Summary, c.DetectedAt)
-		payload, err := proto.Marshal(changeEvent(c))
+		ev, err := r.events.IntelChange(c)
 		if err != nil {
 			return err
 		}
-		if _, err := outbox.Queue(ctx, b, outbox.Event{
-			ID: c.ID, Subject: "intel.change." + string(c.Risk), Payload: payload,
-			Headers: map[string]string{"Content-Type": "application/protobuf; proto=verification.v1.IntelChange"},
-		}); err != nil {
+		if _, err := outbox.Queue(ctx, b, ev); err != nil {
 			return err
 		}
 	}
@@ -196,13 +190,4 @@ FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::bigint[], $5::bigint[])
     AS u (id, current_snapshot_id, latest_change_id, add_changes, add_high)
 WHERE s.id = u.id`, ids, currents, latest, addChanges, addHigh)
 	return tx.SendBatch(ctx, b).Close()
-}
-
-// changeEvent is the payload of subject intel.change.<risk>.
-func changeEvent(c intelligence.Change) *verificationv1.IntelChange {
-	return &verificationv1.IntelChange{
-		ChangeId: c.ID.String(), Namespace: c.Key.Namespace, Name: c.Key.Name,
-		FromVersion: c.FromVersion, ToVersion: c.ToVersion, ChangeType: string(c.Type), Risk: string(c.Risk),
-		Summary: c.Summary, Field: c.Field, OldValue: c.Old, NewValue: c.New, DetectedAt: timestamppb.New(c.DetectedAt),
-	}
 }

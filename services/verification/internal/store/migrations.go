@@ -1,4 +1,3 @@
-// Package store is the verification service's PostgreSQL persistence (pgx) and its embedded migrations.
 package store
 
 import (

@@ -2,12 +2,12 @@ package store
 
 import (
 	"context"
-	"errors"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 	"github.com/trustlayer/trustlayer/services/verification/internal/organizations"
 )
 
@@ -21,13 +21,6 @@ var _ organizations.Store = (*Organizations)(nil)
 // NewOrganizations returns the organizations store.
 func NewOrganizations(pool *pgxpool.Pool) *Organizations { return &Organizations{pool: pool} }
 
-func notFound(err error) error {
-	if errors.Is(err, pgx.ErrNoRows) {
-		return organizations.ErrNotFound
-	}
-	return err
-}
-
 // CreateOrganization inserts an organization.
 func (s *Organizations) CreateOrganization(ctx context.Context, o organizations.Organization) (organizations.Organization, error) {
 	err := s.pool.QueryRow(ctx, `INSERT INTO organizations (id, name) VALUES ($1, $2) RETURNING created_at`, o.ID, o.Name).Scan(&o.CreatedAt)
@@ -38,7 +31,7 @@ func (s *Organizations) CreateOrganization(ctx context.Context, o organizations.
 func (s *Organizations) GetOrganization(ctx context.Context, id uuid.UUID) (organizations.Organization, error) {
 	o := organizations.Organization{ID: id}
 	err := s.pool.QueryRow(ctx, `SELECT name, created_at FROM organizations WHERE id = $1`, id).Scan(&o.Name, &o.CreatedAt)
-	return o, notFound(err)
+	return o, noRows(err, fault.ErrNotFound)
 }
 
 const keyColumns = `id, organization_id, name, prefix, created_at, revoked_at`
@@ -73,7 +66,7 @@ UPDATE api_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = $1 AND o
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return organizations.ErrNotFound
+		return fault.ErrNotFound
 	}
 	return nil
 }
@@ -87,5 +80,5 @@ SELECT k.id, k.organization_id, k.name, k.prefix, k.created_at, k.revoked_at, o.
 FROM api_keys k JOIN organizations o ON o.id = k.organization_id
 WHERE k.key_hash = $1 AND k.revoked_at IS NULL`, hash).
 		Scan(&k.ID, &k.OrganizationID, &k.Name, &k.Prefix, &k.CreatedAt, &k.RevokedAt, &o.ID, &o.Name, &o.CreatedAt)
-	return k, o, notFound(err)
+	return k, o, noRows(err, fault.ErrNotFound)
 }

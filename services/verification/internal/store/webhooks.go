@@ -9,12 +9,14 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 	"github.com/trustlayer/trustlayer/services/verification/internal/webhooks"
 )
 
 // Webhooks implements webhooks.Store on a pgx pool.
 type Webhooks struct {
-	pool *pgxpool.Pool
+	pool   *pgxpool.Pool
+	events Events
 	// claims and outcomes group the delivery workers' leases and records (webhooks_batch.go).
 	claims   *coalescer[claimRequest, claimResult]
 	outcomes *coalescer[webhookOutcome, struct{}]
@@ -22,19 +24,12 @@ type Webhooks struct {
 
 var _ webhooks.Store = (*Webhooks)(nil)
 
-// NewWebhooks returns the webhook store.
-func NewWebhooks(pool *pgxpool.Pool) *Webhooks {
-	s := &Webhooks{pool: pool}
+// NewWebhooks returns the webhook store; events encodes the delivery jobs it commits.
+func NewWebhooks(pool *pgxpool.Pool, events Events) *Webhooks {
+	s := &Webhooks{pool: pool, events: events}
 	s.claims = newCoalescer(maxCoalesced, coalescedRuns, s.claimDeliveries)
 	s.outcomes = newCoalescer(maxCoalesced, coalescedRuns, s.recordOutcomes)
 	return s
-}
-
-func webhookNotFound(err error) error {
-	if errors.Is(err, pgx.ErrNoRows) {
-		return webhooks.ErrNotFound
-	}
-	return err
 }
 
 // webhookLockOrganization serialises an organization's creations of one kind inside tx, so that two
@@ -68,7 +63,7 @@ func (s *Webhooks) CreateEndpoint(ctx context.Context, e webhooks.Endpoint, secr
 			return err
 		}
 		if n >= limit {
-			return webhooks.ErrEndpointLimit
+			return fault.ErrEndpointLimit
 		}
 		var err error
 		e, err = scanEndpoint(tx.QueryRow(ctx, `
@@ -101,7 +96,7 @@ func (s *Webhooks) EnableEndpoint(ctx context.Context, organizationID, id uuid.U
 	e, err := scanEndpoint(s.pool.QueryRow(ctx, `
 UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = NULL, consecutive_failures = 0
 WHERE id = $1 AND organization_id = $2 AND revoked_at IS NULL RETURNING `+endpointColumns, id, organizationID))
-	return e, webhookNotFound(err)
+	return e, noRows(err, fault.ErrNotFound)
 }
 
 // MissingEndpoints returns the ids that name no live endpoint of the organization.
@@ -121,7 +116,7 @@ func webhookAffected(tag pgconn.CommandTag, err error) error {
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return webhooks.ErrNotFound
+		return fault.ErrNotFound
 	}
 	return nil
 }
@@ -147,7 +142,7 @@ WHERE organization_id = $1 AND namespace = $2 AND name = $3 AND state <> 'archiv
 			w.OrganizationID, w.Namespace, w.Name).Scan(&existing)
 		switch {
 		case err == nil:
-			return &webhooks.WatchExistsError{WatchID: existing}
+			return &fault.WatchExistsError{WatchID: existing}
 		case !errors.Is(err, pgx.ErrNoRows):
 			return err
 		}
@@ -157,7 +152,7 @@ WHERE organization_id = $1 AND namespace = $2 AND name = $3 AND state <> 'archiv
 			return err
 		}
 		if n >= limit {
-			return webhooks.ErrWatchLimit
+			return fault.ErrWatchLimit
 		}
 		w, err = scanWatch(tx.QueryRow(ctx, `
 INSERT INTO webhook_watches (id, organization_id, namespace, name, state, change_types, min_risk, endpoint_ids)
@@ -172,7 +167,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING `+watchColumns,
 func (s *Webhooks) GetWatch(ctx context.Context, organizationID uuid.UUID, namespace, name string) (webhooks.Watch, error) {
 	w, err := scanWatch(s.pool.QueryRow(ctx, `SELECT `+watchColumns+` FROM webhook_watches
 WHERE organization_id = $1 AND namespace = $2 AND name = $3 AND state = 'active'`, organizationID, namespace, name))
-	return w, webhookNotFound(err)
+	return w, noRows(err, fault.ErrNotFound)
 }
 
 // ArchiveWatch archives the organization's watch of a server.

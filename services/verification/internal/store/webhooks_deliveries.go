@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 	"github.com/trustlayer/trustlayer/services/verification/internal/webhooks"
 )
 
@@ -27,7 +28,7 @@ func scanDelivery(row pgx.Row) (webhooks.Delivery, error) {
 func (s *Webhooks) GetDelivery(ctx context.Context, organizationID, id uuid.UUID) (webhooks.Delivery, error) {
 	d, err := scanDelivery(s.pool.QueryRow(ctx, `SELECT `+deliveryColumns+deliveryFrom+`WHERE d.id = $1 AND d.organization_id = $2`, id, organizationID))
 	if err != nil {
-		return webhooks.Delivery{}, webhookNotFound(err)
+		return webhooks.Delivery{}, noRows(err, fault.ErrNotFound)
 	}
 	rows, err := s.pool.Query(ctx, `SELECT attempt, status_code, latency_ms, error, response_excerpt, started_at, finished_at
 FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempt`, id)
@@ -48,7 +49,7 @@ func (s *Webhooks) ListDeliveries(ctx context.Context, organizationID, endpointI
 	if page.Cursor != "" {
 		id, err := uuid.Parse(page.Cursor)
 		if err != nil {
-			return nil, "", webhooks.ErrBadCursor
+			return nil, "", fault.ErrBadCursor
 		}
 		after = &id
 	}
@@ -58,7 +59,7 @@ WHERE id = $1 AND organization_id = $2 AND revoked_at IS NULL)`, endpointID, org
 		return nil, "", err
 	}
 	if !exists {
-		return nil, "", webhooks.ErrNotFound
+		return nil, "", fault.ErrNotFound
 	}
 	rows, err := s.pool.Query(ctx, `SELECT `+deliveryColumns+deliveryFrom+`
 WHERE d.endpoint_id = $1 AND ($2::uuid IS NULL OR d.id < $2) ORDER BY d.id DESC LIMIT $3`, endpointID, after, page.Limit+1)
@@ -88,18 +89,18 @@ WHERE d.id = $1 AND d.organization_id = $2
 FOR SHARE OF e`, id, organizationID).Scan(&endpointID, &eventID, &disabled, &revoked)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
-			return webhooks.ErrNotFound
+			return fault.ErrNotFound
 		case err != nil:
 			return err
 		case revoked:
-			return webhooks.ErrEndpointRevoked
+			return fault.ErrEndpointRevoked
 		case disabled:
-			return webhooks.ErrEndpointDisabled
+			return fault.ErrEndpointDisabled
 		}
 		newID := uuid.Must(uuid.NewV7())
 		b := &pgx.Batch{}
 		b.Queue(insertWebhookDelivery, newID, organizationID, endpointID, eventID, id, requeueAfter.Seconds())
-		if err := queueWebhookJob(ctx, b, newID, 1); err != nil {
+		if err := s.queueJob(ctx, b, newID, 1); err != nil {
 			return err
 		}
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {

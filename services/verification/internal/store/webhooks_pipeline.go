@@ -9,39 +9,31 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"google.golang.org/protobuf/proto"
 
-	"github.com/trustlayer/trustlayer/pkg/bus"
 	"github.com/trustlayer/trustlayer/pkg/outbox"
-	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/webhooks"
 )
 
-// webhookJobSubject is the work queue's subject (written without the bus namespace, as the outbox wants).
-var webhookJobSubject = bus.WebhookDeliveries.Subjects[0]
-
-// webhookJobs returns the outbox events of delivery jobs. Each Nats-Msg-Id is a fresh id: a job that is
-// enqueued again (a retry, a lost job) must not be dropped as a duplicate; Store.Attempt is what makes
-// a job run at most once per attempt.
-func webhookJobs(deliveryIDs []uuid.UUID, attempts func(i int) int) ([]outbox.Event, error) {
+// jobs returns the outbox events of delivery jobs: attempt(i) is the attempt of deliveryIDs[i].
+func (s *Webhooks) jobs(deliveryIDs []uuid.UUID, attempt func(i int) int) ([]outbox.Event, error) {
 	evs := make([]outbox.Event, len(deliveryIDs))
 	for i, id := range deliveryIDs {
-		payload, err := proto.Marshal(&verificationv1.WebhookDeliveryJob{DeliveryId: id.String(), Attempt: int32(attempts(i))})
+		ev, err := s.events.DeliveryJob(id, attempt(i))
 		if err != nil {
 			return nil, err
 		}
-		evs[i] = outbox.Event{Subject: webhookJobSubject, Payload: payload}
+		evs[i] = ev
 	}
 	return evs, nil
 }
 
-// queueWebhookJob adds the outbox row of one delivery job to b.
-func queueWebhookJob(ctx context.Context, b *pgx.Batch, deliveryID uuid.UUID, attempt int) error {
-	jobs, err := webhookJobs([]uuid.UUID{deliveryID}, func(int) int { return attempt })
+// queueJob adds the outbox row of one delivery job to b.
+func (s *Webhooks) queueJob(ctx context.Context, b *pgx.Batch, deliveryID uuid.UUID, attempt int) error {
+	ev, err := s.events.DeliveryJob(deliveryID, attempt)
 	if err != nil {
 		return err
 	}
-	_, err = outbox.Queue(ctx, b, jobs[0])
+	_, err = outbox.Queue(ctx, b, ev)
 	return err
 }
 
@@ -102,7 +94,7 @@ func (s *Webhooks) RecordChange(ctx context.Context, c webhooks.Change, ev webho
 		for i, t := range targets {
 			ids[i], orgs[i], endpoints[i] = uuid.Must(uuid.NewV7()), t.organizationID, t.endpointID
 		}
-		jobs, err := webhookJobs(ids, func(int) int { return 1 })
+		jobs, err := s.jobs(ids, func(int) int { return 1 })
 		if err != nil {
 			return err
 		}
@@ -160,26 +152,23 @@ type claimResult struct {
 	found bool
 }
 
-// Attempt leases the delivery, runs send, and records its outcome. The lease and the record are each
-// one statement batch shared with the other workers that claim or record at the same moment
-// (coalescer), because a delivery is mostly round trips and commits. If the record fails the lease
-// simply expires, and the job, left unacknowledged, runs again.
-func (s *Webhooks) Attempt(ctx context.Context, deliveryID uuid.UUID, attempt int, lease time.Duration, send func(context.Context, webhooks.Claim) (webhooks.Outcome, error)) (bool, error) {
+// ClaimDelivery leases the delivery for attempt number attempt. The lease is one statement batch
+// shared with the other workers that claim at the same moment (coalescer), because a delivery is
+// mostly round trips and commits.
+func (s *Webhooks) ClaimDelivery(ctx context.Context, deliveryID uuid.UUID, attempt int, lease time.Duration) (webhooks.Claim, bool, error) {
 	got, err := s.claims.do(ctx, claimRequest{deliveryID: deliveryID, attempt: attempt, lease: lease})
 	if err != nil {
-		return false, err
+		return webhooks.Claim{}, false, err
 	}
-	if !got.found {
-		return false, nil // leased by another worker, or a stale or duplicate job
-	}
-	out, err := send(ctx, got.claim)
-	if err != nil {
-		return false, err
-	}
-	if _, err := s.outcomes.do(ctx, webhookOutcome{claim: got.claim, out: out}); err != nil {
-		return false, err
-	}
-	return true, nil
+	return got.claim, got.found, nil
+}
+
+// RecordOutcome records what became of a claimed delivery and ends its lease, in one statement batch
+// shared with the other workers that record at the same moment. If it fails the lease simply
+// expires, and the job, left unacknowledged, runs again.
+func (s *Webhooks) RecordOutcome(ctx context.Context, c webhooks.Claim, out webhooks.Outcome) error {
+	_, err := s.outcomes.do(ctx, webhookOutcome{claim: c, out: out})
+	return err
 }
 
 // claimDeliveries leases the deliveries of reqs in one batch (one transaction). A delivery asked for
@@ -358,7 +347,7 @@ func (s *Webhooks) EnqueueDue(ctx context.Context, limit int, requeueAfter time.
 		for i, d := range list {
 			ids[i] = d.id
 		}
-		jobs, err := webhookJobs(ids, func(i int) int { return list[i].attempt })
+		jobs, err := s.jobs(ids, func(i int) int { return list[i].attempt })
 		if err != nil {
 			return err
 		}

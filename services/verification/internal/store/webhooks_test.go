@@ -12,6 +12,7 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/outbox"
 	"github.com/trustlayer/trustlayer/pkg/pgtest"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
+	"github.com/trustlayer/trustlayer/services/verification/internal/events"
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"
 	"github.com/trustlayer/trustlayer/services/verification/internal/webhooks"
 )
@@ -26,7 +27,7 @@ func webhookFixture(t *testing.T) (*pgxpool.Pool, *store.Webhooks, webhooks.Endp
 	if _, err := pool.Exec(ctx, `INSERT INTO organizations (id, name) VALUES ($1, 'acme')`, org); err != nil {
 		t.Fatal(err)
 	}
-	s := store.NewWebhooks(pool)
+	s := store.NewWebhooks(pool, events.Outbox{})
 	e, err := s.CreateEndpoint(ctx, webhooks.Endpoint{ID: uuid.New(), OrganizationID: org, URL: "https://hooks.example.com", EventTypes: []string{}}, "whsec_AAAA", 10)
 	if err != nil {
 		t.Fatal(err)
@@ -55,12 +56,29 @@ func record(t *testing.T, s *store.Webhooks, pool *pgxpool.Pool) uuid.UUID {
 	return id
 }
 
+// attempt claims the delivery, runs send on the claim and records its outcome, as
+// webhooks.Service.Deliver does; it reports whether send ran and its outcome was recorded.
+func attempt(ctx context.Context, s *store.Webhooks, id uuid.UUID, n int, lease time.Duration, send func(context.Context, webhooks.Claim) (webhooks.Outcome, error)) (bool, error) {
+	c, found, err := s.ClaimDelivery(ctx, id, n, lease)
+	if err != nil || !found {
+		return false, err
+	}
+	out, err := send(ctx, c)
+	if err != nil {
+		return false, err
+	}
+	if err := s.RecordOutcome(ctx, c, out); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
 func TestWebhookRecordsAreImmutable(t *testing.T) {
 	t.Parallel()
 	pool, s, _ := webhookFixture(t)
 	ctx := context.Background()
 	id := record(t, s, pool)
-	ran, err := s.Attempt(ctx, id, 1, time.Minute, func(context.Context, webhooks.Claim) (webhooks.Outcome, error) {
+	ran, err := attempt(ctx, s, id, 1, time.Minute, func(context.Context, webhooks.Claim) (webhooks.Outcome, error) {
 		now := time.Now()
 		return webhooks.Outcome{Status: webhooks.StatusSucceeded, Attempt: &webhooks.Attempt{Attempt: 1, StatusCode: 200, StartedAt: now, FinishedAt: now}}, nil
 	})
@@ -90,20 +108,20 @@ func TestAttemptSkipsStaleJobs(t *testing.T) {
 		return webhooks.Outcome{Status: webhooks.StatusPending, NextAttemptAt: time.Now().Add(-time.Second),
 			Attempt: &webhooks.Attempt{Attempt: 1, StatusCode: 500, StartedAt: time.Now(), FinishedAt: time.Now()}}, nil
 	}
-	if ran, err := s.Attempt(ctx, id, 2, time.Minute, send); err != nil || ran || called {
+	if ran, err := attempt(ctx, s, id, 2, time.Minute, send); err != nil || ran || called {
 		t.Fatalf("attempt 2 before attempt 1: ran=%v err=%v, want skipped", ran, err)
 	}
 	// While a worker holds the lease, a copy of the job finds the delivery taken.
 	leased := func(ctx context.Context, c webhooks.Claim) (webhooks.Outcome, error) {
-		if ran, err := s.Attempt(ctx, id, 1, time.Minute, send); err != nil || ran {
+		if ran, err := attempt(ctx, s, id, 1, time.Minute, send); err != nil || ran {
 			t.Errorf("copy of the job during the lease: ran=%v err=%v, want skipped", ran, err)
 		}
 		return send(ctx, c)
 	}
-	if ran, err := s.Attempt(ctx, id, 1, time.Minute, leased); err != nil || !ran {
+	if ran, err := attempt(ctx, s, id, 1, time.Minute, leased); err != nil || !ran {
 		t.Fatalf("attempt 1: ran=%v err=%v", ran, err)
 	}
-	if ran, _ := s.Attempt(ctx, id, 1, time.Minute, send); ran {
+	if ran, _ := attempt(ctx, s, id, 1, time.Minute, send); ran {
 		t.Fatal("a duplicate job for attempt 1 ran again")
 	}
 
@@ -134,19 +152,19 @@ func TestExpiredLeaseFreesDelivery(t *testing.T) {
 	crash := func(context.Context, webhooks.Claim) (webhooks.Outcome, error) {
 		return webhooks.Outcome{}, context.Canceled
 	}
-	if ran, err := s.Attempt(ctx, id, 1, 200*time.Millisecond, crash); err == nil || ran {
+	if ran, err := attempt(ctx, s, id, 1, 200*time.Millisecond, crash); err == nil || ran {
 		t.Fatalf("crashed attempt: ran=%v err=%v", ran, err)
 	}
 	ok := func(context.Context, webhooks.Claim) (webhooks.Outcome, error) {
 		now := time.Now()
 		return webhooks.Outcome{Status: webhooks.StatusSucceeded, Attempt: &webhooks.Attempt{Attempt: 1, StatusCode: 204, StartedAt: now, FinishedAt: now}}, nil
 	}
-	if ran, _ := s.Attempt(ctx, id, 1, time.Minute, ok); ran {
+	if ran, _ := attempt(ctx, s, id, 1, time.Minute, ok); ran {
 		t.Fatal("the delivery was taken again during the lease")
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		ran, err := s.Attempt(ctx, id, 1, time.Minute, ok)
+		ran, err := attempt(ctx, s, id, 1, time.Minute, ok)
 		if err != nil {
 			t.Fatal(err)
 		}

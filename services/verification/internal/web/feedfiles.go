@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/trustlayer/trustlayer/pkg/gateway"
+	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 	"github.com/trustlayer/trustlayer/services/verification/internal/feeds"
 )
 
@@ -33,7 +34,7 @@ func (f *FeedFiles) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a, err := f.Store.ArtifactByID(r.Context(), id)
-	if errors.Is(err, feeds.ErrNotFound) {
+	if errors.Is(err, fault.ErrNotFound) {
 		gateway.WriteJSON(w, http.StatusNotFound, gateway.NotFoundBody)
 		return
 	}

@@ -24,26 +24,38 @@ const leaseMargin = 15 * time.Second
 func LeaseFor(timeout time.Duration) time.Duration { return timeout + leaseMargin }
 
 // Deliver makes attempt number attempt of a delivery, if it is still due: a job that arrives twice,
-// late, or while another worker holds the delivery does nothing. The attempt is recorded and the
-// retry scheduled in one transaction; a crash before it leaves the delivery as it was, and the
-// redelivered job tries again once the lease has run out. It returns an error only when the outcome
-// could not be recorded; the caller must then leave the job unacknowledged.
+// late, or while another worker holds the delivery does nothing. It claims the delivery (a lease, so
+// that no other worker sends it meanwhile), sends it, and records the attempt and schedules the retry
+// in one transaction; a crash before the record leaves the delivery as it was, and the redelivered
+// job tries again once the lease has run out. It returns an error only when the outcome could not be
+// recorded; the caller must then leave the job unacknowledged.
 func (s *Service) Deliver(ctx context.Context, deliveryID uuid.UUID, attempt int) error {
-	_, err := s.store.Attempt(ctx, deliveryID, attempt, LeaseFor(s.cfg.Timeout), func(ctx context.Context, c Claim) (Outcome, error) {
-		switch {
-		case c.Endpoint.Revoked:
-			return Outcome{Status: StatusFailed, FailureReason: ReasonEndpointRevoked}, nil
-		case c.Endpoint.Disabled:
-			return Outcome{Status: StatusFailed, FailureReason: ReasonEndpointDisabled}, nil
-		}
-		rec, sendErr := s.send(ctx, c)
-		if ctx.Err() != nil {
-			// Shutting down: record nothing, so that the redelivered job tries again.
-			return Outcome{}, ctx.Err()
-		}
-		return s.judge(c.Attempt, rec, sendErr), nil
-	})
-	return err
+	c, found, err := s.store.ClaimDelivery(ctx, deliveryID, attempt, LeaseFor(s.cfg.Timeout))
+	if err != nil || !found {
+		return err
+	}
+	out, err := s.attempt(ctx, c)
+	if err != nil {
+		return err
+	}
+	return s.store.RecordOutcome(ctx, c, out)
+}
+
+// attempt decides what becomes of a claimed delivery, sending it when its endpoint may receive it.
+// It fails only when ctx ends during the POST: shutting down, the service records nothing, so that
+// the redelivered job tries again.
+func (s *Service) attempt(ctx context.Context, c Claim) (Outcome, error) {
+	switch {
+	case c.Endpoint.Revoked:
+		return Outcome{Status: StatusFailed, FailureReason: ReasonEndpointRevoked}, nil
+	case c.Endpoint.Disabled:
+		return Outcome{Status: StatusFailed, FailureReason: ReasonEndpointDisabled}, nil
+	}
+	rec, sendErr := s.send(ctx, c)
+	if ctx.Err() != nil {
+		return Outcome{}, ctx.Err()
+	}
+	return s.judge(c.Attempt, rec, sendErr), nil
 }
 
 // send POSTs the event once and returns the attempt's record and the client's error.

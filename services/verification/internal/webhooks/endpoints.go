@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/trustlayer/trustlayer/pkg/safehttp"
+	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 )
 
 // Input bounds of an endpoint.
@@ -41,8 +42,8 @@ func (s *Service) CreateEndpoint(ctx context.Context, organizationID uuid.UUID, 
 	e.ID = uuid.Must(uuid.NewV7())
 	e.OrganizationID = organizationID
 	e, err = s.store.CreateEndpoint(ctx, e, secret, s.cfg.MaxEndpoints)
-	if errors.Is(err, ErrEndpointLimit) {
-		return Endpoint{}, "", &LimitError{Err: ErrEndpointLimit, Limit: s.cfg.MaxEndpoints}
+	if errors.Is(err, fault.ErrEndpointLimit) {
+		return Endpoint{}, "", &fault.LimitError{Err: fault.ErrEndpointLimit, Limit: s.cfg.MaxEndpoints}
 	}
 	if err != nil {
 		return Endpoint{}, "", err
@@ -51,19 +52,19 @@ func (s *Service) CreateEndpoint(ctx context.Context, organizationID uuid.UUID, 
 }
 
 func (s *Service) checkEndpoint(in NewEndpoint) (Endpoint, error) {
-	var problems []Problem
+	var problems []fault.Problem
 	raw := strings.TrimSpace(in.URL)
 	if msg := s.checkURL(raw); msg != "" {
-		problems = append(problems, Problem{Field: "url", Message: msg, Type: "value_error"})
+		problems = append(problems, fault.Problem{Field: "url", Message: msg, Type: "value_error"})
 	}
 	desc := strings.TrimSpace(in.Description)
 	if utf8.RuneCountInString(desc) > maxDescriptionLength {
-		problems = append(problems, Problem{Field: "description", Message: "String should have at most 500 characters", Type: "string_too_long"})
+		problems = append(problems, fault.Problem{Field: "description", Message: "String should have at most 500 characters", Type: "string_too_long"})
 	}
 	types := []string{}
 	for i, t := range in.EventTypes {
 		if t != EventTypeIntelChange {
-			problems = append(problems, Problem{Field: "event_types." + strconv.Itoa(i), Message: "Unknown event type: want intel.change", Type: "value_error"})
+			problems = append(problems, fault.Problem{Field: "event_types." + strconv.Itoa(i), Message: "Unknown event type: want intel.change", Type: "value_error"})
 			continue
 		}
 		if len(types) == 0 {
@@ -71,7 +72,7 @@ func (s *Service) checkEndpoint(in NewEndpoint) (Endpoint, error) {
 		}
 	}
 	if len(problems) > 0 {
-		return Endpoint{}, &ValidationError{Problems: problems}
+		return Endpoint{}, &fault.ValidationError{Problems: problems}
 	}
 	return Endpoint{URL: raw, Description: desc, EventTypes: types}, nil
 }

@@ -3,22 +3,18 @@ package webhooks
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 )
-
-// ErrInvalidChange is returned for a change that cannot be delivered (no id or no server); the
-// consumer drops it rather than retrying it for ever.
-var ErrInvalidChange = errors.New("invalid change: id, namespace and name are required")
 
 // HandleChange turns a change into deliveries: one per endpoint of each organization whose active
 // watch of the server matches it (Store.RecordChange). It is idempotent by change id and returns how
 // many deliveries it created.
 func (s *Service) HandleChange(ctx context.Context, c Change) (int, error) {
 	if c.ID == "" || c.Namespace == "" || c.Name == "" {
-		return 0, ErrInvalidChange
+		return 0, fault.ErrInvalidChange
 	}
 	ev, err := newEvent(c, s.now())
 	if err != nil {

@@ -8,15 +8,15 @@ import (
 )
 
 // Store persists watches, endpoints and deliveries. Lookups scoped to an organization return
-// ErrNotFound for a row of another organization, so that nobody learns another's ids exist. Methods
+// fault.ErrNotFound for a row of another organization, so that nobody learns another's ids exist. Methods
 // that enqueue a delivery job write it to the outbox in the same transaction as the delivery.
 type Store interface {
 	// CreateEndpoint stores e with its secret unless the organization already has limit endpoints that
-	// are not revoked (ErrEndpointLimit).
+	// are not revoked (fault.ErrEndpointLimit).
 	CreateEndpoint(ctx context.Context, e Endpoint, secret string, limit int) (Endpoint, error)
 	// ListEndpoints lists the organization's endpoints that are not revoked, oldest first.
 	ListEndpoints(ctx context.Context, organizationID uuid.UUID) ([]Endpoint, error)
-	// RevokeEndpoint revokes an endpoint; an unknown or revoked one is ErrNotFound.
+	// RevokeEndpoint revokes an endpoint; an unknown or revoked one is fault.ErrNotFound.
 	RevokeEndpoint(ctx context.Context, organizationID, id uuid.UUID) error
 	// EnableEndpoint clears the disabled state and the failure count.
 	EnableEndpoint(ctx context.Context, organizationID, id uuid.UUID) (Endpoint, error)
@@ -24,7 +24,7 @@ type Store interface {
 	MissingEndpoints(ctx context.Context, organizationID uuid.UUID, ids []uuid.UUID) ([]uuid.UUID, error)
 
 	// CreateWatch stores w unless the organization already has a watch of the server that is not
-	// archived (*WatchExistsError) or limit active watches (ErrWatchLimit).
+	// archived (*fault.WatchExistsError) or limit active watches (fault.ErrWatchLimit).
 	CreateWatch(ctx context.Context, w Watch, limit int) (Watch, error)
 	// GetWatch returns the organization's active watch of a server.
 	GetWatch(ctx context.Context, organizationID uuid.UUID, namespace, name string) (Watch, error)
@@ -35,11 +35,13 @@ type Store interface {
 	// delivery (with its job) for each endpoint whose organization's watch matches c, all in one
 	// transaction, and returns how many deliveries it created; later calls return 0.
 	RecordChange(ctx context.Context, c Change, ev Event, requeueAfter time.Duration) (int, error)
-	// Attempt leases the delivery for lease and calls send when the delivery is pending, has made
-	// attempt-1 attempts and is not leased already, then records send's outcome (and ends the lease)
-	// in one transaction. It reports whether send ran: a delivery another worker holds, or that has
-	// moved on, is skipped. A send error records nothing; the lease then runs out.
-	Attempt(ctx context.Context, deliveryID uuid.UUID, attempt int, lease time.Duration, send func(context.Context, Claim) (Outcome, error)) (bool, error)
+	// ClaimDelivery leases the delivery for lease when it is pending, has made attempt-1 attempts and
+	// is not leased already; found is false otherwise (another worker holds it, or it has moved on).
+	// The lease is a column, not a row lock: no connection is held while the worker POSTs.
+	ClaimDelivery(ctx context.Context, deliveryID uuid.UUID, attempt int, lease time.Duration) (c Claim, found bool, err error)
+	// RecordOutcome records the outcome of a claimed delivery (its attempt, its new state, its
+	// endpoint's health) and ends the lease, in one transaction.
+	RecordOutcome(ctx context.Context, c Claim, out Outcome) error
 	// EnqueueDue enqueues a job for up to limit pending deliveries whose due time has passed and moves
 	// their due time requeueAfter ahead; it returns how many it enqueued.
 	EnqueueDue(ctx context.Context, limit int, requeueAfter time.Duration) (int, error)
@@ -51,7 +53,7 @@ type Store interface {
 	// ListDeliveries returns a page of an endpoint's deliveries, newest first, and the next cursor.
 	ListDeliveries(ctx context.Context, organizationID, endpointID uuid.UUID, page Page) ([]Delivery, string, error)
 	// Replay creates a pending delivery of the same event to the same endpoint (with its job);
-	// ErrEndpointDisabled or ErrEndpointRevoked when the endpoint cannot receive it.
+	// fault.ErrEndpointDisabled or fault.ErrEndpointRevoked when the endpoint cannot receive it.
 	Replay(ctx context.Context, organizationID, id uuid.UUID, requeueAfter time.Duration) (Delivery, error)
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 )
 
 // WatchActive is the state of a new watch. Document 1 also names paused and archived (a soft delete,
@@ -38,7 +39,7 @@ type NewWatch struct {
 	EndpointIDs []string
 }
 
-// CreateWatch watches a server the registry sync knows (ErrServerNotFound otherwise).
+// CreateWatch watches a server the registry sync knows (fault.ErrServerNotFound otherwise).
 func (s *Service) CreateWatch(ctx context.Context, organizationID uuid.UUID, in NewWatch) (Watch, error) {
 	filters, err := s.checkFilters(ctx, organizationID, in)
 	if err != nil {
@@ -49,28 +50,28 @@ func (s *Service) CreateWatch(ctx context.Context, organizationID uuid.UUID, in 
 		return Watch{}, err
 	}
 	if !ok {
-		return Watch{}, ErrServerNotFound
+		return Watch{}, fault.ErrServerNotFound
 	}
 	w, err := s.store.CreateWatch(ctx, Watch{
 		ID: uuid.Must(uuid.NewV7()), OrganizationID: organizationID, Namespace: in.Namespace, Name: in.Name,
 		State: WatchActive, Filters: filters,
 	}, s.cfg.MaxActiveWatches)
-	if errors.Is(err, ErrWatchLimit) {
-		return Watch{}, &LimitError{Err: ErrWatchLimit, Limit: s.cfg.MaxActiveWatches}
+	if errors.Is(err, fault.ErrWatchLimit) {
+		return Watch{}, &fault.LimitError{Err: fault.ErrWatchLimit, Limit: s.cfg.MaxActiveWatches}
 	}
 	return w, err
 }
 
 func (s *Service) checkFilters(ctx context.Context, organizationID uuid.UUID, in NewWatch) (Filters, error) {
-	var problems []Problem
+	var problems []fault.Problem
 	f := Filters{ChangeTypes: []string{}, MinRisk: strings.ToLower(strings.TrimSpace(in.MinRisk)), EndpointIDs: []uuid.UUID{}}
 	if len(in.ChangeTypes) > maxChangeTypes {
-		problems = append(problems, Problem{Field: "change_types", Message: "List should have at most 50 items", Type: "too_long"})
+		problems = append(problems, fault.Problem{Field: "change_types", Message: "List should have at most 50 items", Type: "too_long"})
 	}
 	seen := map[string]bool{}
 	for i, t := range in.ChangeTypes {
 		if !changeTypePattern.MatchString(t) {
-			problems = append(problems, Problem{Field: "change_types." + strconv.Itoa(i), Message: "Change type should be 1..64 characters of a-z, 0-9 and '_'", Type: "value_error"})
+			problems = append(problems, fault.Problem{Field: "change_types." + strconv.Itoa(i), Message: "Change type should be 1..64 characters of a-z, 0-9 and '_'", Type: "value_error"})
 		} else if !seen[t] {
 			seen[t] = true
 			f.ChangeTypes = append(f.ChangeTypes, t)
@@ -80,16 +81,16 @@ func (s *Service) checkFilters(ctx context.Context, organizationID uuid.UUID, in
 		f.MinRisk = RiskLow
 	}
 	if riskRank(f.MinRisk) == 0 {
-		problems = append(problems, Problem{Field: "min_risk", Message: "Input should be 'low', 'medium' or 'high'", Type: "enum"})
+		problems = append(problems, fault.Problem{Field: "min_risk", Message: "Input should be 'low', 'medium' or 'high'", Type: "enum"})
 	}
 	if len(in.EndpointIDs) > maxEndpointIDs {
-		problems = append(problems, Problem{Field: "endpoint_ids", Message: "List should have at most 50 items", Type: "too_long"})
+		problems = append(problems, fault.Problem{Field: "endpoint_ids", Message: "List should have at most 50 items", Type: "too_long"})
 	}
 	index := map[uuid.UUID]int{}
 	for i, raw := range in.EndpointIDs {
 		id, err := uuid.Parse(raw)
 		if err != nil {
-			problems = append(problems, Problem{Field: "endpoint_ids." + strconv.Itoa(i), Message: "Input should be a valid UUID", Type: "uuid_parsing"})
+			problems = append(problems, fault.Problem{Field: "endpoint_ids." + strconv.Itoa(i), Message: "Input should be a valid UUID", Type: "uuid_parsing"})
 			continue
 		}
 		if _, dup := index[id]; !dup {
@@ -103,11 +104,11 @@ func (s *Service) checkFilters(ctx context.Context, organizationID uuid.UUID, in
 			return Filters{}, err
 		}
 		for _, id := range missing {
-			problems = append(problems, Problem{Field: "endpoint_ids." + strconv.Itoa(index[id]), Message: "Unknown webhook endpoint", Type: "value_error"})
+			problems = append(problems, fault.Problem{Field: "endpoint_ids." + strconv.Itoa(index[id]), Message: "Unknown webhook endpoint", Type: "value_error"})
 		}
 	}
 	if len(problems) > 0 {
-		return Filters{}, &ValidationError{Problems: problems}
+		return Filters{}, &fault.ValidationError{Problems: problems}
 	}
 	return f, nil
 }

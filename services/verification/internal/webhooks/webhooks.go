@@ -7,7 +7,6 @@ package webhooks
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -42,56 +41,6 @@ const (
 	// DisabledFailing: Config.DisableAfter deliveries in a row exhausted their attempts.
 	DisabledFailing = "failing"
 )
-
-// Sentinel errors of the use cases; the API maps them in one place.
-var (
-	ErrNotFound         = errors.New("not found")
-	ErrServerNotFound   = errors.New("server not found")
-	ErrWatchLimit       = errors.New("active watch limit reached")
-	ErrEndpointLimit    = errors.New("webhook endpoint limit reached")
-	ErrEndpointDisabled = errors.New("webhook endpoint disabled")
-	ErrEndpointRevoked  = errors.New("webhook endpoint revoked")
-	ErrBadCursor        = errors.New("malformed cursor")
-)
-
-// LimitError is returned when an organization reached a cap; it wraps ErrWatchLimit or
-// ErrEndpointLimit.
-type LimitError struct {
-	Err   error
-	Limit int
-}
-
-func (e *LimitError) Error() string { return e.Err.Error() }
-
-// Unwrap returns the sentinel.
-func (e *LimitError) Unwrap() error { return e.Err }
-
-// WatchExistsError is returned when the organization already watches the server.
-type WatchExistsError struct {
-	WatchID uuid.UUID
-}
-
-func (e *WatchExistsError) Error() string { return "watch already exists: " + e.WatchID.String() }
-
-// Problem is one invalid input field.
-type Problem struct {
-	// Field is a dotted path inside the request body ("url", "endpoint_ids.2").
-	Field   string
-	Message string
-	Type    string
-}
-
-// ValidationError lists what is wrong with a request.
-type ValidationError struct {
-	Problems []Problem
-}
-
-func (e *ValidationError) Error() string {
-	if len(e.Problems) == 0 {
-		return "invalid request"
-	}
-	return e.Problems[0].Field + ": " + e.Problems[0].Message
-}
 
 // ServerCatalog tells whether the registry sync knows a server. The verification service backs it with
 // the registry store; tests back it with a map.

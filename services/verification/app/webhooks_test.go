@@ -1,4 +1,4 @@
-package webhookwire_test
+package app_test
 
 import (
 	"encoding/base64"
@@ -6,28 +6,29 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/trustlayer/trustlayer/pkg/servicetest"
 )
 
 // detail returns the detail object of an error body.
-func detail(t *testing.T, r reply) map[string]any {
+func detail(t *testing.T, r servicetest.Reply) map[string]any {
 	t.Helper()
-	d, ok := r.obj(t)["detail"].(map[string]any)
+	d, ok := r.Object(t)["detail"].(map[string]any)
 	if !ok {
-		t.Fatalf("body %s has no detail object", r.body)
+		t.Fatalf("body %s has no detail object", r.Body)
 	}
 	return d
 }
 
 // violation returns the loc of the first entry of an HTTPValidationError.
-func violation(t *testing.T, r reply) string {
+func violation(t *testing.T, r servicetest.Reply) string {
 	t.Helper()
-	if r.status != http.StatusUnprocessableEntity {
-		t.Fatalf("got %d %s, want 422", r.status, r.body)
+	if r.Status != http.StatusUnprocessableEntity {
+		t.Fatalf("got %d %s, want 422", r.Status, r.Body)
 	}
-	list, ok := r.obj(t)["detail"].([]any)
+	list, ok := r.Object(t)["detail"].([]any)
 	if !ok || len(list) == 0 {
-		t.Fatalf("body %s is not an HTTPValidationError", r.body)
+		t.Fatalf("body %s is not an HTTPValidationError", r.Body)
 	}
 	loc, _ := json.Marshal(list[0].(map[string]any)["loc"])
 	return string(loc)
@@ -35,14 +36,14 @@ func violation(t *testing.T, r reply) string {
 
 func TestWatches(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, catalog{server: true, "io.github.acme/maps": true, "io.github.acme/mail": true}, "",
+	s := startWebhooks(t, catalog{server: true, "io.github.acme/maps": true, "io.github.acme/mail": true}, "",
 		map[string]string{"VERIFICATION_WATCH_LIMIT": "2"})
 	key := s.newKey("acme")
 	endpointID, _ := s.endpoint(key, "https://hooks.example.com/in")
 
 	r := s.call("POST", "/v1/intelligence/servers/io.github.acme/unknown/watch", key, map[string]any{})
-	if r.status != http.StatusNotFound || detail(t, r)["error"] != "server_not_found" {
-		t.Fatalf("watch of an unknown server: got %d %s, want 404 server_not_found", r.status, r.body)
+	if r.Status != http.StatusNotFound || detail(t, r)["error"] != "server_not_found" {
+		t.Fatalf("watch of an unknown server: got %d %s, want 404 server_not_found", r.Status, r.Body)
 	}
 	w := s.watch(key, server, map[string]any{"change_types": []string{"remote_url_changed"}, "min_risk": "high", "endpoint_ids": []string{endpointID}})
 	filters := w["filters"].(map[string]any)
@@ -51,8 +52,8 @@ func TestWatches(t *testing.T) {
 		t.Fatalf("watch = %v, want active with the filters sent", w)
 	}
 	r = s.call("POST", "/v1/intelligence/servers/"+server+"/watch", key, map[string]any{})
-	if d := detail(t, r); r.status != http.StatusConflict || d["error"] != "watch_already_exists" || d["watchId"] != w["id"] {
-		t.Fatalf("second watch: got %d %s, want 409 watch_already_exists with watchId %v", r.status, r.body, w["id"])
+	if d := detail(t, r); r.Status != http.StatusConflict || d["error"] != "watch_already_exists" || d["watchId"] != w["id"] {
+		t.Fatalf("second watch: got %d %s, want 409 watch_already_exists with watchId %v", r.Status, r.Body, w["id"])
 	}
 	if got := s.must("GET", "/v1/intelligence/servers/"+server+"/watch", key, nil, http.StatusOK); got["id"] != w["id"] {
 		t.Errorf("GET watch = %v, want %v", got, w["id"])
@@ -74,29 +75,29 @@ func TestWatches(t *testing.T) {
 
 	s.watch(key, "io.github.acme/maps", nil)
 	r = s.call("POST", "/v1/intelligence/servers/io.github.acme/mail/watch", key, map[string]any{})
-	if d := detail(t, r); r.status != http.StatusForbidden || d["error"] != "watch_limit_reached" || d["limit"] != 2.0 {
-		t.Fatalf("watch over the cap: got %d %s, want 403 watch_limit_reached with limit 2", r.status, r.body)
+	if d := detail(t, r); r.Status != http.StatusForbidden || d["error"] != "watch_limit_reached" || d["limit"] != 2.0 {
+		t.Fatalf("watch over the cap: got %d %s, want 403 watch_limit_reached with limit 2", r.Status, r.Body)
 	}
 	s.must("DELETE", "/v1/intelligence/servers/io.github.acme/maps/watch", key, nil, http.StatusNoContent)
-	if r := s.call("DELETE", "/v1/intelligence/servers/io.github.acme/maps/watch", key, nil); r.status != http.StatusNotFound {
-		t.Errorf("second archive: got %d, want 404", r.status)
+	if r := s.call("DELETE", "/v1/intelligence/servers/io.github.acme/maps/watch", key, nil); r.Status != http.StatusNotFound {
+		t.Errorf("second archive: got %d, want 404", r.Status)
 	}
-	if r := s.call("GET", "/v1/intelligence/servers/io.github.acme/maps/watch", key, nil); r.status != http.StatusNotFound {
-		t.Errorf("archived watch read: got %d, want 404", r.status)
+	if r := s.call("GET", "/v1/intelligence/servers/io.github.acme/maps/watch", key, nil); r.Status != http.StatusNotFound {
+		t.Errorf("archived watch read: got %d, want 404", r.Status)
 	}
 	s.watch(key, "io.github.acme/mail", nil)
 
 	// Another organization has its own watches and cap.
 	other := s.newKey("globex")
 	s.watch(other, server, nil)
-	if r := s.call("GET", "/v1/intelligence/servers/io.github.acme/mail/watch", other, nil); r.status != http.StatusNotFound {
-		t.Errorf("another organization's watch: got %d, want 404", r.status)
+	if r := s.call("GET", "/v1/intelligence/servers/io.github.acme/mail/watch", other, nil); r.Status != http.StatusNotFound {
+		t.Errorf("another organization's watch: got %d, want 404", r.Status)
 	}
 }
 
 func TestEndpoints(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, catalog{}, "", map[string]string{"VERIFICATION_WEBHOOK_ENDPOINT_LIMIT": "3"})
+	s := startWebhooks(t, catalog{}, "", map[string]string{"VERIFICATION_WEBHOOK_ENDPOINT_LIMIT": "3"})
 	key := s.newKey("acme")
 
 	created := s.must("POST", "/v1/intelligence/webhooks/endpoints", key,
@@ -112,12 +113,12 @@ func TestEndpoints(t *testing.T) {
 	s.endpoint(key, "http://127.0.0.1:9/hook") // plain http inside the allowed private network
 
 	list := s.call("GET", "/v1/intelligence/webhooks/endpoints", key, nil)
-	if list.status != http.StatusOK || strings.Contains(string(list.body), "secret") || strings.Contains(string(list.body), secret) {
-		t.Fatalf("list: %d %s, want 200 without secrets", list.status, list.body)
+	if list.Status != http.StatusOK || strings.Contains(string(list.Body), "secret") || strings.Contains(string(list.Body), secret) {
+		t.Fatalf("list: %d %s, want 200 without secrets", list.Status, list.Body)
 	}
 	var items []map[string]any
-	if err := json.Unmarshal(list.body, &items); err != nil || len(items) != 2 {
-		t.Fatalf("list = %s, want a bare array of 2 endpoints", list.body)
+	if err := json.Unmarshal(list.Body, &items); err != nil || len(items) != 2 {
+		t.Fatalf("list = %s, want a bare array of 2 endpoints", list.Body)
 	}
 
 	for _, bad := range []map[string]any{
@@ -143,33 +144,33 @@ func TestEndpoints(t *testing.T) {
 
 	s.endpoint(key, "https://hooks.example.com/third")
 	r := s.call("POST", "/v1/intelligence/webhooks/endpoints", key, map[string]any{"url": "https://hooks.example.com/fourth"})
-	if d := detail(t, r); r.status != http.StatusForbidden || d["error"] != "webhook_endpoint_limit_reached" || d["limit"] != 3.0 {
-		t.Fatalf("endpoint over the cap: got %d %s, want 403 with limit 3", r.status, r.body)
+	if d := detail(t, r); r.Status != http.StatusForbidden || d["error"] != "webhook_endpoint_limit_reached" || d["limit"] != 3.0 {
+		t.Fatalf("endpoint over the cap: got %d %s, want 403 with limit 3", r.Status, r.Body)
 	}
 
 	id := created["id"].(string)
 	other := s.newKey("globex")
 	for _, path := range []string{"/v1/intelligence/webhooks/endpoints/" + id, "/v1/intelligence/webhooks/endpoints/not-a-uuid"} {
-		if r := s.call("DELETE", path, other, nil); r.status != http.StatusNotFound {
-			t.Errorf("DELETE %s by another organization: got %d, want 404", path, r.status)
+		if r := s.call("DELETE", path, other, nil); r.Status != http.StatusNotFound {
+			t.Errorf("DELETE %s by another organization: got %d, want 404", path, r.Status)
 		}
 	}
-	if r := s.call("POST", "/v1/intelligence/webhooks/endpoints/"+id+"/enable", other, nil); r.status != http.StatusNotFound {
-		t.Errorf("enable by another organization: got %d, want 404", r.status)
+	if r := s.call("POST", "/v1/intelligence/webhooks/endpoints/"+id+"/enable", other, nil); r.Status != http.StatusNotFound {
+		t.Errorf("enable by another organization: got %d, want 404", r.Status)
 	}
 	s.must("DELETE", "/v1/intelligence/webhooks/endpoints/"+id, key, nil, http.StatusNoContent)
-	if r := s.call("DELETE", "/v1/intelligence/webhooks/endpoints/"+id, key, nil); r.status != http.StatusNotFound {
-		t.Errorf("second revoke: got %d, want 404", r.status)
+	if r := s.call("DELETE", "/v1/intelligence/webhooks/endpoints/"+id, key, nil); r.Status != http.StatusNotFound {
+		t.Errorf("second revoke: got %d, want 404", r.Status)
 	}
-	if r := s.call("GET", "/v1/intelligence/webhooks/endpoints", "", nil); r.status != http.StatusUnauthorized {
-		t.Errorf("no bearer: got %d, want 401", r.status)
+	if r := s.call("GET", "/v1/intelligence/webhooks/endpoints", "", nil); r.Status != http.StatusUnauthorized {
+		t.Errorf("no bearer: got %d, want 401", r.Status)
 	}
 	s.endpoint(key, "https://hooks.example.com/after-revoke") // a revoked endpoint frees its place
 }
 
 func TestDeliveryReadsAndIsolation(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, catalog{server: true}, "", nil)
+	s := startWebhooks(t, catalog{server: true}, "", nil)
 	acme, globex := s.newKey("acme"), s.newKey("globex")
 	recv := newReceiver(t)
 	acmeEndpoint, _ := s.endpoint(acme, recv.URL+"/acme")
@@ -185,8 +186,8 @@ func TestDeliveryReadsAndIsolation(t *testing.T) {
 		}
 		s.publish(change(server, "version_bump", risk))
 	}
-	eventually(t, 15*time.Second, "every delivery to succeed", func() bool {
-		return s.count(`SELECT count(*) FROM webhook_deliveries WHERE status = 'succeeded'`) == changes+3
+	eventually(t, "every delivery to succeed", func() bool {
+		return s.Count(`SELECT count(*) FROM webhook_deliveries WHERE status = 'succeeded'`) == changes+3
 	})
 	if n := len(s.deliveries(globex, globexEndpoint)); n != 3 {
 		t.Errorf("globex (min_risk high) got %d deliveries, want 3", n)
@@ -236,8 +237,8 @@ func TestDeliveryReadsAndIsolation(t *testing.T) {
 		{"POST", "/v1/intelligence/webhooks/deliveries/not-a-uuid/replay"},
 		{"GET", "/v1/intelligence/webhooks/endpoints/not-a-uuid/deliveries"},
 	} {
-		if r := s.call(tc.method, tc.path, globex, nil); r.status != http.StatusNotFound {
-			t.Errorf("%s %s by globex: got %d %s, want 404", tc.method, tc.path, r.status, r.body)
+		if r := s.call(tc.method, tc.path, globex, nil); r.Status != http.StatusNotFound {
+			t.Errorf("%s %s by globex: got %d %s, want 404", tc.method, tc.path, r.Status, r.Body)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package webhookwire_test
+package app_test
 
 import (
 	"encoding/json"
@@ -12,17 +12,17 @@ import (
 const server = "io.github.acme/weather"
 
 // deliveries lists an endpoint's deliveries (newest first).
-func (s *stack) deliveries(key, endpointID string) []any {
+func (s *webhookStack) deliveries(key, endpointID string) []any {
 	s.t.Helper()
 	page := s.must("GET", "/v1/intelligence/webhooks/endpoints/"+endpointID+"/deliveries", key, nil, http.StatusOK)
 	return page["items"].([]any)
 }
 
 // settled waits until the endpoint has n deliveries none of which is pending, and returns them.
-func (s *stack) settled(key, endpointID string, n int) []map[string]any {
+func (s *webhookStack) settled(key, endpointID string, n int) []map[string]any {
 	s.t.Helper()
 	var out []map[string]any
-	eventually(s.t, 15*time.Second, "deliveries to settle", func() bool {
+	eventually(s.t, "deliveries to settle", func() bool {
 		items := s.deliveries(key, endpointID)
 		if len(items) != n {
 			return false
@@ -42,7 +42,7 @@ func (s *stack) settled(key, endpointID string, n int) []map[string]any {
 
 func TestFailsTwiceThenSucceeds(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, catalog{server: true}, "", nil)
+	s := startWebhooks(t, catalog{server: true}, "", nil)
 	key := s.newKey("acme")
 	recv := newReceiver(t, http.StatusInternalServerError, http.StatusServiceUnavailable)
 	endpointID, secret := s.endpoint(key, recv.URL+"/hooks?token=abc")
@@ -105,14 +105,14 @@ func TestFailsTwiceThenSucceeds(t *testing.T) {
 		body.Data["change_type"] != "remote_url_changed" || body.Data["new_value"] != "https://b.example/mcp" {
 		t.Errorf("payload = %s, want the documented intel.change event", reqs[0].body)
 	}
-	if s.count(`SELECT count(*) FROM webhook_attempts`) != 3 {
+	if s.Count(`SELECT count(*) FROM webhook_attempts`) != 3 {
 		t.Error("want 3 attempt records")
 	}
 }
 
 func TestGoneDisablesEndpointAtOnce(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, catalog{server: true}, "", nil)
+	s := startWebhooks(t, catalog{server: true}, "", nil)
 	key := s.newKey("acme")
 	recv := newReceiver(t, http.StatusGone)
 	endpointID, _ := s.endpoint(key, recv.URL)
@@ -125,22 +125,22 @@ func TestGoneDisablesEndpointAtOnce(t *testing.T) {
 	}
 	endpoints := s.call("GET", "/v1/intelligence/webhooks/endpoints", key, nil)
 	var list []map[string]any
-	_ = json.Unmarshal(endpoints.body, &list)
+	_ = json.Unmarshal(endpoints.Body, &list)
 	if len(list) != 1 || list[0]["status"] != "disabled" || list[0]["disabled_reason"] != "gone" {
-		t.Fatalf("endpoints = %s, want the endpoint disabled (gone)", endpoints.body)
+		t.Fatalf("endpoints = %s, want the endpoint disabled (gone)", endpoints.Body)
 	}
 
 	// A disabled endpoint gets no new deliveries, and replay is refused until it is enabled.
 	s.publish(change(server, "version_bump", "low"))
-	eventually(t, 10*time.Second, "the second change to be handled", func() bool {
-		return s.count(`SELECT count(*) FROM webhook_inbox`) == 2
+	eventually(t, "the second change to be handled", func() bool {
+		return s.Count(`SELECT count(*) FROM webhook_inbox`) == 2
 	})
 	if n := len(s.deliveries(key, endpointID)); n != 1 {
 		t.Errorf("deliveries after disabling = %d, want 1", n)
 	}
 	replay := s.call("POST", "/v1/intelligence/webhooks/deliveries/"+d["id"].(string)+"/replay", key, nil)
-	if replay.status != http.StatusConflict {
-		t.Errorf("replay to a disabled endpoint: got %d %s, want 409", replay.status, replay.body)
+	if replay.Status != http.StatusConflict {
+		t.Errorf("replay to a disabled endpoint: got %d %s, want 409", replay.Status, replay.Body)
 	}
 	e := s.must("POST", "/v1/intelligence/webhooks/endpoints/"+endpointID+"/enable", key, nil, http.StatusOK)
 	if e["status"] != "active" || e["disabled_reason"] != "" {
@@ -152,7 +152,7 @@ func TestGoneDisablesEndpointAtOnce(t *testing.T) {
 
 func TestDisableThreshold(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, catalog{server: true}, "", map[string]string{
+	s := startWebhooks(t, catalog{server: true}, "", map[string]string{
 		"VERIFICATION_WEBHOOK_MAX_ATTEMPTS":  "2",
 		"VERIFICATION_WEBHOOK_DISABLE_AFTER": "2",
 	})
@@ -170,7 +170,7 @@ func TestDisableThreshold(t *testing.T) {
 	s.settled(key, endpointID, 2)
 	var status, reason string
 	var failures int
-	if err := s.pool.QueryRow(t.Context(), `SELECT CASE WHEN disabled_at IS NULL THEN 'active' ELSE 'disabled' END,
+	if err := s.Pool.QueryRow(t.Context(), `SELECT CASE WHEN disabled_at IS NULL THEN 'active' ELSE 'disabled' END,
 coalesce(disabled_reason, ''), consecutive_failures FROM webhook_endpoints`).Scan(&status, &reason, &failures); err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ coalesce(disabled_reason, ''), consecutive_failures FROM webhook_endpoints`).Sca
 
 func TestReplayKeepsEventID(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, catalog{server: true}, "", nil)
+	s := startWebhooks(t, catalog{server: true}, "", nil)
 	key := s.newKey("acme")
 	recv := newReceiver(t)
 	endpointID, secret := s.endpoint(key, recv.URL)

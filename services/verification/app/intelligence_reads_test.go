@@ -1,4 +1,4 @@
-package intelwire_test
+package app_test
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/bus"
 	"github.com/trustlayer/trustlayer/pkg/config"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
+	"github.com/trustlayer/trustlayer/services/verification/app"
 	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence/registryfixture"
-	"github.com/trustlayer/trustlayer/services/verification/internal/intelwire"
 )
 
 const (
@@ -46,11 +46,11 @@ func changeAAndC(reg *registryfixture.Registry) {
 
 // synced starts a stack, waits for the baseline, changes a and c, and waits until the sync loop has
 // recorded the five changes.
-func synced(t *testing.T) *stack {
-	s := startStack(t, publishThree)
-	s.eventually("the baseline sync", func() bool { return s.call(http.MethodGet, serverA, nil).status == http.StatusOK })
+func synced(t *testing.T) *registryStack {
+	s := startRegistry(t, publishThree)
+	eventually(t, "the baseline sync", func() bool { return s.call(http.MethodGet, serverA, nil).Status == http.StatusOK })
 	changeAAndC(s.reg)
-	s.eventually("the incremental sync", func() bool { return len(items(t, s.get("/v1/intelligence/changes"))) == 5 })
+	eventually(t, "the incremental sync", func() bool { return len(items(t, s.get("/v1/intelligence/changes"))) == 5 })
 	return s
 }
 
@@ -154,8 +154,8 @@ func TestHistoryAndDiffOverHTTP(t *testing.T) {
 	wantCoded(t, "unknown version", s.call(http.MethodGet, serverA+"/history/diff?from=1.0.0&to=9.9.9", nil), http.StatusNotFound, "version_not_found")
 	r := s.call(http.MethodGet, serverA+"/history/diff", nil)
 	wantValidation(t, "diff without versions", r, "query", "from")
-	if !strings.Contains(string(r.body), `"loc":["query","to"]`) {
-		t.Errorf("diff without versions: got %s, want to reported too", r.body)
+	if !strings.Contains(string(r.Body), `"loc":["query","to"]`) {
+		t.Errorf("diff without versions: got %s, want to reported too", r.Body)
 	}
 	wantValidation(t, "diff without to", s.call(http.MethodGet, serverA+"/history/diff?from=1.0.0", nil), "query", "to")
 }
@@ -219,8 +219,8 @@ func TestChangeFeedsOverHTTP(t *testing.T) {
 
 func TestListLimitsAndCursorsAreValidated(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, publishThree)
-	s.eventually("the baseline sync", func() bool { return s.call(http.MethodGet, serverA, nil).status == http.StatusOK })
+	s := startRegistry(t, publishThree)
+	eventually(t, "the baseline sync", func() bool { return s.call(http.MethodGet, serverA, nil).Status == http.StatusOK })
 	for _, path := range []string{
 		serverA + "/history?limit=0", serverA + "/history?limit=101", serverA + "/changes?limit=101",
 		"/v1/intelligence/changes?limit=0", "/v1/intelligence/changes?limit=201", "/v1/intelligence/changes/high-risk?limit=201",
@@ -246,10 +246,10 @@ func TestCompareBatchOverHTTP(t *testing.T) {
 		map[string]any{"namespace": "io.example", "name": "missing"},
 		map[string]any{"namespace": "io.example", "name": "a", "from": "0.0.1"},
 	}})
-	if r.status != http.StatusOK {
-		t.Fatalf("got %d %s, want 200", r.status, r.body)
+	if r.Status != http.StatusOK {
+		t.Fatalf("got %d %s, want 200", r.Status, r.Body)
 	}
-	res := items(t, r.obj(t))
+	res := items(t, r.Object(t))
 	if len(res) != 5 {
 		t.Fatalf("got %d results, want 5", len(res))
 	}
@@ -286,11 +286,11 @@ func TestChangesArePublishedOnIntelChangeSubjects(t *testing.T) {
 	s := synced(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	stream, err := s.bus.JS.Stream(ctx, s.bus.StreamName(bus.IntelChanges.Name))
+	stream, err := s.Bus.JS.Stream(ctx, s.Bus.StreamName(bus.IntelChanges.Name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.eventually("five events in the stream", func() bool {
+	eventually(t, "five events in the stream", func() bool {
 		info, err := stream.Info(ctx)
 		return err == nil && info.State.Msgs == 5
 	})
@@ -318,7 +318,7 @@ func TestChangesArePublishedOnIntelChangeSubjects(t *testing.T) {
 			t.Errorf("event %s is no stored change", ev.GetChangeId())
 			continue
 		}
-		if msg.Headers().Get(jetstreamMsgID) != ev.GetChangeId() || msg.Subject() != s.bus.Subject("intel.change."+ev.GetRisk()) {
+		if msg.Headers().Get(jetstreamMsgID) != ev.GetChangeId() || msg.Subject() != s.Bus.Subject("intel.change."+ev.GetRisk()) {
 			t.Errorf("event %s: got id header %q on %s", ev.GetChangeId(), msg.Headers().Get(jetstreamMsgID), msg.Subject())
 		}
 		if ev.GetChangeType() != c["change_type"] || ev.GetRisk() != c["risk"] || ev.GetField() != c["field"] ||
@@ -334,10 +334,10 @@ func TestChangesArePublishedOnIntelChangeSubjects(t *testing.T) {
 // jetstreamMsgID is the header JetStream deduplicates on; the outbox sets it to the event id.
 const jetstreamMsgID = "Nats-Msg-Id"
 
-func TestSettings(t *testing.T) {
+func TestIntelligenceSettings(t *testing.T) {
 	t.Parallel()
-	load := func(env map[string]string) (intelwire.Settings, error) {
-		var s intelwire.Settings
+	load := func(env map[string]string) (app.IntelligenceSettings, error) {
+		var s app.IntelligenceSettings
 		err := config.Load(func(k string) string { return env[k] }, "VERIFICATION_", &s)
 		return s, err
 	}

@@ -1,21 +1,34 @@
-// Package webhookwire puts the watch and webhook pipeline onto a started platform: the store, the use
-// cases, the WebhookService API, the change matcher (a durable consumer of intel.change.>), the pool of
-// delivery workers (a durable consumer of the webhook.delivery work queue), the retry scheduler and a
-// relay that the outbox wakes through LISTEN/NOTIFY.
-package webhookwire
+package app
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/trustlayer/trustlayer/pkg/config"
+	"github.com/trustlayer/trustlayer/pkg/platform"
 	"github.com/trustlayer/trustlayer/pkg/safehttp"
+	"github.com/trustlayer/trustlayer/pkg/serve"
+	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
+	"github.com/trustlayer/trustlayer/services/verification/internal/api"
+	"github.com/trustlayer/trustlayer/services/verification/internal/events"
+	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
+	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
+	"github.com/trustlayer/trustlayer/services/verification/internal/store"
 	"github.com/trustlayer/trustlayer/services/verification/internal/webhooks"
 )
 
-// Settings are the pipeline's environment variables, read behind the service prefix (VERIFICATION_).
-type Settings struct {
+// relayBatch is how many outbox rows one transaction of the service's relay claims
+// (platform.Spec.Relay); a change fans out to one job per endpoint, so batches are larger than the
+// relay's default of 100.
+const relayBatch = 500
+
+// WebhookSettings are the watch and webhook pipeline's environment variables, read behind the service prefix (VERIFICATION_).
+type WebhookSettings struct {
 	// Workers is how many deliveries are POSTed at once per replica. A worker holds no database
 	// connection while it waits for a receiver, so slow receivers cost goroutines, not connections.
 	// 64 delivered 2,471 a second at fan-out 50 in verification-bench, 32 only 1,841 (README).
@@ -46,7 +59,7 @@ type Settings struct {
 
 // Validate checks the settings; prefix is the one they were loaded behind, so errors name the real
 // variables.
-func (s *Settings) Validate(prefix string) error {
+func (s *WebhookSettings) Validate(prefix string) error {
 	var errs []error
 	bad := func(name, format string, args ...any) {
 		errs = append(errs, config.Invalid(prefix+name, format, args...))
@@ -91,10 +104,60 @@ func (s *Settings) Validate(prefix string) error {
 	return errors.Join(errs...)
 }
 
-func (s *Settings) domainConfig() webhooks.Config {
+func (s *WebhookSettings) domainConfig() webhooks.Config {
 	return webhooks.Config{
 		MaxActiveWatches: s.MaxActiveWatches, MaxEndpoints: s.MaxEndpoints, Timeout: s.Timeout,
 		MaxAttempts: s.MaxAttempts, RetryBase: s.RetryBase, RetryMax: s.RetryMax, DisableAfter: s.DisableAfter,
 		RequeueAfter: s.RequeueAfter, AllowPrivate: s.allowPrivate,
 	}
+}
+
+// registerWebhooks wires the watch and webhook pipeline: the WebhookService routes, the change
+// matcher (a durable consumer of intel.change.>), the pool of delivery workers (a durable consumer of
+// the webhook.delivery work queue) and the retry scheduler.
+func registerWebhooks(ctx context.Context, cfg Config, p *platform.Platform) error {
+	s := cfg.Webhooks
+	if err := s.Validate(""); err != nil {
+		return fmt.Errorf("webhook settings: %w", err)
+	}
+	pool, err := openPool(ctx, p.Pool, s.Workers)
+	if err != nil {
+		return err
+	}
+	p.OnClose(pool.Close)
+	servers := serverCatalog{store.NewIntelligence(p.Pool, events.Outbox{})}
+	svc := webhooks.NewService(store.NewWebhooks(pool, events.Outbox{}), servers, s.domainConfig(), webhooks.WithLogger(p.Log))
+	if err := p.Server.Register(&verificationv1.WebhookService_ServiceDesc, api.NewWebhooks(svc),
+		serve.Gateway(verificationv1.RegisterWebhookServiceHandlerClient, verificationv1.NewWebhookServiceClient)); err != nil {
+		return err
+	}
+	p.Go(events.Matcher(p.Bus, p.Log, svc).Run)
+	p.Go(events.Workers(p.Bus, p.Log, svc, s.Workers, webhooks.LeaseFor(s.Timeout)).Run)
+	p.Go(func(ctx context.Context) error { return svc.RunScheduler(ctx, s.SchedulerInterval) })
+	return nil
+}
+
+// serverCatalog tells the watch routes which servers the registry sync knows.
+type serverCatalog struct{ st *store.Intelligence }
+
+func (c serverCatalog) Exists(ctx context.Context, namespace, name string) (bool, error) {
+	_, err := c.st.ServerID(ctx, intelligence.ServerKey{Namespace: namespace, Name: name})
+	if errors.Is(err, fault.ErrServerNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// openPool opens the pipeline's own connection pool on the service's database, so that a burst of
+// deliveries never queues the API's requests behind it (the shared pool defaults to 4 connections on
+// a 2-core machine). Workers hold a connection only for a statement, so at most 16 serve them; the
+// rest serve the matcher, the scheduler and the webhook routes.
+func openPool(ctx context.Context, shared *pgxpool.Pool, workers int) (*pgxpool.Pool, error) {
+	cfg := shared.Config()
+	cfg.MaxConns = int32(min(workers, 16) + events.MatcherConcurrency + 2)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("webhook pool: %w", err)
+	}
+	return pool, nil
 }

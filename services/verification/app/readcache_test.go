@@ -1,4 +1,4 @@
-package intelwire_test
+package app_test
 
 import (
 	"bytes"
@@ -48,15 +48,15 @@ func TestServerStateReadsAreCached(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			reads := readcache.New(tc.maxBytes)
-			s := startStackWith(t, publishThree, reads)
-			s.eventually("the baseline sync", func() bool { return s.call(http.MethodGet, serverA, nil).status == http.StatusOK })
+			s := startRegistryWith(t, publishThree, bootWithReadCache(reads))
+			eventually(t, "the baseline sync", func() bool { return s.call(http.MethodGet, serverA, nil).Status == http.StatusOK })
 			changeAAndC(s.reg)
-			s.eventually("the incremental sync", func() bool { return len(items(t, s.get("/v1/intelligence/changes"))) == 5 })
+			eventually(t, "the incremental sync", func() bool { return len(items(t, s.get("/v1/intelligence/changes"))) == 5 })
 
 			before := reads.Len()
 			first := s.call(http.MethodGet, serverA, nil)
-			if got := reads.Len() - before; first.status != http.StatusOK || got > tc.entries {
-				t.Fatalf("first read: %d %s, %d new entries; want 200 and at most %d", first.status, first.body, got, tc.entries)
+			if got := reads.Len() - before; first.Status != http.StatusOK || got > tc.entries {
+				t.Fatalf("first read: %d %s, %d new entries; want 200 and at most %d", first.Status, first.Body, got, tc.entries)
 			}
 			held, bytesHeld := reads.Len(), reads.Bytes()
 			if bytesHeld > tc.maxBytes {
@@ -64,8 +64,8 @@ func TestServerStateReadsAreCached(t *testing.T) {
 			}
 			for range 3 {
 				again := s.call(http.MethodGet, serverA, nil)
-				if again.status != http.StatusOK || !bytes.Equal(again.body, first.body) {
-					t.Fatalf("read again: got %d %s, want the first answer %s", again.status, again.body, first.body)
+				if again.Status != http.StatusOK || !bytes.Equal(again.Body, first.Body) {
+					t.Fatalf("read again: got %d %s, want the first answer %s", again.Status, again.Body, first.Body)
 				}
 			}
 			if reads.Len() != held || reads.Bytes() != bytesHeld {
@@ -76,15 +76,15 @@ func TestServerStateReadsAreCached(t *testing.T) {
 			}
 			for _, path := range []string{serverA, serverC, "/v1/intelligence/servers/io.example/b"} {
 				r := s.call(http.MethodGet, path, nil)
-				if want := referenceJSON(t, r.body); r.status != http.StatusOK || !bytes.Equal(r.body, want) {
-					t.Errorf("GET %s: got %d\n%s\nwant the gateway marshaler's\n%s", path, r.status, r.body, want)
+				if want := referenceJSON(t, r.Body); r.Status != http.StatusOK || !bytes.Equal(r.Body, want) {
+					t.Errorf("GET %s: got %d\n%s\nwant the gateway marshaler's\n%s", path, r.Status, r.Body, want)
 				}
 			}
 			// The moving part of the answer is read each time: a new poll moves last_seen_at.
-			lastSeen := first.obj(t)["last_seen_at"]
+			lastSeen := first.Object(t)["last_seen_at"]
 			changeA2(s.reg)
-			s.eventually("a's next version", func() bool { return s.get(serverA)["version"] == "1.2.0" })
-			if now := s.get(serverA); now["last_seen_at"] == lastSeen || now["change_count"] == first.obj(t)["change_count"] {
+			eventually(t, "a's next version", func() bool { return s.get(serverA)["version"] == "1.2.0" })
+			if now := s.get(serverA); now["last_seen_at"] == lastSeen || now["change_count"] == first.Object(t)["change_count"] {
 				t.Errorf("after a new version: last_seen_at %v and change_count %v did not move", now["last_seen_at"], now["change_count"])
 			}
 		})

@@ -1,10 +1,6 @@
-// Package intelwire wires registry intelligence onto a started platform: the store, the sync loop,
-// the reads and the IntelligenceService routes. The service's composition root (app) loads Settings
-// behind its prefix and calls Register.
-package intelwire
+package app
 
 import (
-	"context"
 	"errors"
 	"net/netip"
 	"strings"
@@ -16,14 +12,14 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/serve"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/api"
+	"github.com/trustlayer/trustlayer/services/verification/internal/events"
 	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
-	"github.com/trustlayer/trustlayer/services/verification/internal/readcache"
 	"github.com/trustlayer/trustlayer/services/verification/internal/registryclient"
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"
 )
 
-// Settings are registry intelligence's variables, read behind the service prefix (VERIFICATION_).
-type Settings struct {
+// IntelligenceSettings are registry intelligence's variables, read behind the service prefix (VERIFICATION_).
+type IntelligenceSettings struct {
 	// RegistryURLs lists the base URLs of the registries to sync, comma-separated (the listing is at
 	// <base>/v0.1/servers, e.g. https://registry.modelcontextprotocol.io). Empty turns the sync off.
 	RegistryURLs string `env:"REGISTRY_URLS"`
@@ -43,13 +39,13 @@ type Settings struct {
 
 // Validate checks the settings; prefix is the one they were read behind, so that errors name the
 // real variables.
-func (s *Settings) Validate(prefix string) error {
+func (s *IntelligenceSettings) Validate(prefix string) error {
 	_, _, err := s.parse(prefix)
 	return err
 }
 
 // parse returns the registry URLs and the allowed private prefixes, or one error per bad variable.
-func (s *Settings) parse(prefix string) ([]string, []netip.Prefix, error) {
+func (s *IntelligenceSettings) parse(prefix string) ([]string, []netip.Prefix, error) {
 	var errs []error
 	var urls []string
 	seen := map[string]bool{}
@@ -89,44 +85,17 @@ func (s *Settings) parse(prefix string) ([]string, []netip.Prefix, error) {
 	return urls, cidrs, errors.Join(errs...)
 }
 
-// Option adjusts Register.
-type Option func(*options)
-
-type options struct {
-	reads *readcache.Cache
-	heads *readcache.Heads
-}
-
-// WithReadCache has the server state reads keep their immutable parts in c, which the service also
-// made the gateway's codec (gateway.WithCodec(c.Codec)) so that it writes them from its cache.
-// Without it they get a cache of their own, and the gateway writes each answer with protojson.
-func WithReadCache(c *readcache.Cache) Option { return func(o *options) { o.reads = c } }
-
-// WithHeadCache has the server state reads keep server heads in h, which must be subscribed to the
-// changes of intel_servers (store.ServerHeadChanges) by the caller. Without it every read sends the
-// server's head statement.
-func WithHeadCache(h *readcache.Heads) Option { return func(o *options) { o.heads = h } }
-
-// Register adds IntelligenceService to p's servers and, when registries are configured, the sync
-// loop to its background loops. Settings not loaded through config.Load are validated here.
-func Register(_ context.Context, p *platform.Platform, s Settings, opts ...Option) error {
-	urls, cidrs, err := s.parse("")
+// registerIntelligence adds the IntelligenceService routes and, when registries are configured, the
+// sync loop. The server state reads keep their immutable parts in the gateway codec's cache and the
+// server heads in the cache that LoadConfig's listener keeps live.
+func registerIntelligence(cfg Config, p *platform.Platform) error {
+	urls, cidrs, err := cfg.Intelligence.parse("")
 	if err != nil {
 		return err
 	}
-	o := options{}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.reads == nil {
-		o.reads = readcache.New(readcache.DefaultMaxBytes)
-	}
-	registry := store.NewIntelligence(p.Pool)
-	var readerOpts []intelligence.ReaderOption
-	if o.heads != nil {
-		readerOpts = append(readerOpts, intelligence.WithHeadCache(o.heads))
-	}
-	if err := p.Server.Register(&verificationv1.IntelligenceService_ServiceDesc, api.NewIntelligence(intelligence.NewReader(registry, readerOpts...), o.reads),
+	st := store.NewIntelligence(p.Pool, events.Outbox{})
+	reader := intelligence.NewReader(st, intelligence.WithHeadCache(cfg.reads.heads))
+	if err := p.Server.Register(&verificationv1.IntelligenceService_ServiceDesc, api.NewIntelligence(reader, cfg.reads.answers),
 		serve.Gateway(verificationv1.RegisterIntelligenceServiceHandlerClient, verificationv1.NewIntelligenceServiceClient)); err != nil {
 		return err
 	}
@@ -134,8 +103,9 @@ func Register(_ context.Context, p *platform.Platform, s Settings, opts ...Optio
 		p.Log.Info("registry sync off: no registry URLs configured")
 		return nil
 	}
+	s := cfg.Intelligence
 	client := registryclient.New(registryclient.Options{AllowPrivate: cidrs, Timeout: s.RegistryTimeout, MaxAttempts: s.RegistryMaxAttempts})
-	syncer := intelligence.NewSyncer(registry, client, urls, intelligence.SyncOptions{
+	syncer := intelligence.NewSyncer(st, client, urls, intelligence.SyncOptions{
 		PageSize: s.RegistryPageSize, Interval: s.RegistryPollInterval, MaxPages: s.RegistryMaxPages,
 	}, p.Log.With("component", "registry_sync"))
 	p.Go(syncer.Run)

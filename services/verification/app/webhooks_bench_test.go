@@ -1,4 +1,4 @@
-package webhookwire_test
+package app_test
 
 import (
 	"encoding/json"
@@ -46,8 +46,8 @@ func (k *sink) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // fanOutStack starts a stack where `endpoints` organizations watch the benchmark server, each with one
 // endpoint on a receiver of its own, all served by k.
-func fanOutStack(b *testing.B, endpoints int, k *sink) *stack {
-	s := startStack(b, catalog{server: true}, "", map[string]string{"VERIFICATION_WEBHOOK_WORKERS": "32"})
+func fanOutStack(b *testing.B, endpoints int, k *sink) *webhookStack {
+	s := startWebhooks(b, catalog{server: true}, "", map[string]string{"VERIFICATION_WEBHOOK_WORKERS": "32"})
 	for i := range endpoints {
 		recv := httptest.NewServer(k)
 		b.Cleanup(recv.Close)

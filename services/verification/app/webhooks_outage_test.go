@@ -1,4 +1,4 @@
-package webhookwire_test
+package app_test
 
 import (
 	"net/http"
@@ -13,7 +13,7 @@ import (
 func TestNATSOutageLosesNothing(t *testing.T) {
 	t.Parallel()
 	nats := natstest.Start(t)
-	s := startStack(t, catalog{server: true}, nats.URL(), nil)
+	s := startWebhooks(t, catalog{server: true}, nats.URL(), nil)
 	key := s.newKey("acme")
 	recv := newReceiver(t)
 	endpointID, _ := s.endpoint(key, recv.URL)
@@ -27,7 +27,7 @@ func TestNATSOutageLosesNothing(t *testing.T) {
 		s.publish(change(server, "remote_url_changed", "high"))
 	}
 	time.Sleep(300 * time.Millisecond) // let the relays fail against the stopped server
-	if n := s.count(`SELECT count(*) FROM outbox WHERE published_at IS NULL`); n != during {
+	if n := s.Count(`SELECT count(*) FROM outbox WHERE published_at IS NULL`); n != during {
 		t.Fatalf("pending outbox rows while NATS is down = %d, want %d", n, during)
 	}
 	nats.Restart()
@@ -50,7 +50,7 @@ func TestNATSOutageLosesNothing(t *testing.T) {
 // matcher's inbox makes the second a no-op.
 func TestChangeHandledOnce(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, catalog{server: true}, "", nil)
+	s := startWebhooks(t, catalog{server: true}, "", nil)
 	key := s.newKey("acme")
 	recv := newReceiver(t)
 	endpointID, _ := s.endpoint(key, recv.URL)
@@ -58,21 +58,21 @@ func TestChangeHandledOnce(t *testing.T) {
 	c := change(server, "remote_url_changed", "high")
 	s.publish(c)
 	s.publish(c)
-	eventually(t, 10*time.Second, "both copies to be handled", func() bool {
-		return s.count(`SELECT count(*) FROM outbox WHERE subject LIKE 'intel.change.%' AND published_at IS NULL`) == 0
+	eventually(t, "both copies to be handled", func() bool {
+		return s.Count(`SELECT count(*) FROM outbox WHERE subject LIKE 'intel.change.%' AND published_at IS NULL`) == 0
 	})
 	s.settled(key, endpointID, 1)
 	marker := change(server, "version_bump", "low") // handled after both copies were consumed
 	s.publish(marker)
 	s.settled(key, endpointID, 2)
-	if n := s.count(`SELECT count(*) FROM webhook_events WHERE change_id = $1`, c.GetChangeId()); n != 1 {
+	if n := s.Count(`SELECT count(*) FROM webhook_events WHERE change_id = $1`, c.GetChangeId()); n != 1 {
 		t.Errorf("events for the change = %d, want 1", n)
 	}
 }
 
 func TestWatchFilters(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, catalog{server: true, "io.github.acme/other": true}, "", nil)
+	s := startWebhooks(t, catalog{server: true, "io.github.acme/other": true}, "", nil)
 	key := s.newKey("acme")
 	recv := newReceiver(t)
 	chosen, _ := s.endpoint(key, recv.URL+"/chosen")
@@ -84,8 +84,8 @@ func TestWatchFilters(t *testing.T) {
 	s.publish(change("io.github.acme/other", "remote_url_changed", "high")) // server not watched
 	keep := change(server, "package_changed", "medium")
 	s.publish(keep)
-	eventually(t, 10*time.Second, "all four changes to be handled", func() bool {
-		return s.count(`SELECT count(*) FROM webhook_inbox`) == 4
+	eventually(t, "all four changes to be handled", func() bool {
+		return s.Count(`SELECT count(*) FROM webhook_inbox`) == 4
 	})
 	got := s.settled(key, chosen, 1)
 	d := s.must("GET", "/v1/intelligence/webhooks/deliveries/"+got[0]["id"].(string), key, nil, http.StatusOK)

@@ -1,4 +1,4 @@
-package webhookwire
+package app
 
 import (
 	"strings"
@@ -8,8 +8,8 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/config"
 )
 
-func TestSettingsDefaults(t *testing.T) {
-	var s Settings
+func TestWebhookSettingsDefaults(t *testing.T) {
+	var s WebhookSettings
 	if err := config.Load(func(string) string { return "" }, "VERIFICATION_", &s); err != nil {
 		t.Fatal(err)
 	}
@@ -19,7 +19,7 @@ func TestSettingsDefaults(t *testing.T) {
 	}
 }
 
-func TestSettingsErrorsNameVariables(t *testing.T) {
+func TestWebhookSettingsErrorsNameVariables(t *testing.T) {
 	env := map[string]string{
 		"VERIFICATION_ALLOW_PRIVATE_CIDRS":   "0.0.0.0/0",
 		"VERIFICATION_WEBHOOK_WORKERS":       "0",
@@ -29,7 +29,7 @@ func TestSettingsErrorsNameVariables(t *testing.T) {
 		"VERIFICATION_WATCH_LIMIT":           "0",
 		"VERIFICATION_WEBHOOK_TIMEOUT":       "2m",
 	}
-	var s Settings
+	var s WebhookSettings
 	err := config.Load(func(k string) string { return env[k] }, "VERIFICATION_", &s)
 	if err == nil {
 		t.Fatal("want errors")
