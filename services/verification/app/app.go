@@ -14,6 +14,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/trustlayer/trustlayer/pkg/apidoc"
 	"github.com/trustlayer/trustlayer/pkg/auth"
 	"github.com/trustlayer/trustlayer/pkg/bus"
 	"github.com/trustlayer/trustlayer/pkg/config"
@@ -125,8 +126,14 @@ func ConfigVars() []string {
 	return platform.ConfigVars(EnvPrefix, &Settings{}, &IntelligenceSettings{}, &WebhookSettings{})
 }
 
-// Register adds the service's APIs and loops to an opened platform; cfg comes from LoadConfig.
+// Register adds the service's APIs, its OpenAPI document and its loops to an opened platform; cfg
+// comes from LoadConfig.
 func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
+	doc, err := api.Document()
+	if err != nil {
+		return err
+	}
+	p.Server.Handle("GET /openapi.json", apidoc.Handler(doc))
 	if err := registerOrganizations(cfg, p); err != nil {
 		return err
 	}

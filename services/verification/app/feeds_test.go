@@ -15,18 +15,6 @@ import (
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"
 )
 
-// staticRows stands in for the registry tables, which another test drives through a registry sync.
-type staticRows map[string][]map[string]any
-
-func (r staticRows) Rows(_ context.Context, dataset string, yield func(map[string]any) error) error {
-	for _, row := range r[dataset] {
-		if err := yield(row); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func TestDataFeeds(t *testing.T) {
 	t.Parallel()
 	s := startService(t)
@@ -110,4 +98,16 @@ func TestDataFeeds(t *testing.T) {
 	if n := catalog["datasets"].([]any)[0].(map[string]any)["artifact_count"]; n != "4" {
 		t.Errorf("catalog after two exports: servers has %v artifacts, want 4", n)
 	}
+}
+
+// staticRows stands in for the registry tables, which another test drives through a registry sync.
+type staticRows map[string][]map[string]any
+
+func (r staticRows) Rows(_ context.Context, dataset string, yield func(map[string]any) error) error {
+	for _, row := range r[dataset] {
+		if err := yield(row); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -72,7 +72,7 @@ func serverTemplate() (string, error) {
 }
 
 // The seed is plain SQL run by PostgreSQL itself (no rows cross the wire). Its shape is what the
-// registry sync writes (store/registry_sync.go) for a registry whose servers each publish a new
+// registry sync writes (store/intelligence_sync.go) for a registry whose servers each publish a new
 // version in turn: snapshot k of a server is version 1.<k/100>.<k%100> with its npm package at the
 // same version, and every 25th release moves the remote to another host. Each release after the
 // first is two changes (version_bump, package_version_changed; low), three with the move

@@ -34,7 +34,7 @@ func AuthenticateCached(adminToken string, keys *identity.Keys) grpc.UnaryServer
 	return authenticate(adminToken, keys.Authenticate)
 }
 
-// KeyLookup is tenancy's bearer-key check as an identity.Lookup: fault.ErrUnauthenticated for an
+// KeyLookup is the organizations' bearer-key check as an identity.Lookup: fault.ErrUnauthenticated for an
 // unknown or revoked key.
 func KeyLookup(tenants *organizations.Service) identity.Lookup {
 	return func(ctx context.Context, token string) (identity.Caller, error) {

@@ -27,7 +27,7 @@ func NewIntelligence(reader *intelligence.Reader, cache *readcache.Cache) *Intel
 	return &Intelligence{reader: reader, cache: cache}
 }
 
-// Page bounds of the list routes (Document 1 "Limits").
+// Page bounds of the list routes (README, "Routes").
 var (
 	intelHistoryLimit       = intelLimit{def: 20, max: 100}
 	intelServerChangesLimit = intelLimit{def: 20, max: 100}

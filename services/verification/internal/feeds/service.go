@@ -8,7 +8,7 @@ import (
 	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 )
 
-// Limits of the artifact listing (Document 1 "Limits": 1..100, default 20).
+// Limits of the artifact listing (README, "Data feeds": 1..100, default 20).
 const (
 	DefaultLimit = 20
 	MaxLimit     = 100

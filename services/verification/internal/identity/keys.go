@@ -27,7 +27,7 @@ const maxKeys = 10_000
 // every server state read; PostgreSQL's share of the machine was most of what kept the read below
 // its throughput target.
 //
-// Revocation must still take effect at once on every replica (Document 1, API keys). The cache is
+// Revocation must still take effect at once on every replica (README, "Authentication"). The cache is
 // used only while the replica hears about every change of a key (Live(true), set by the listener of
 // the api_keys_changed channel once it is listening), and Forget drops everything on a change: a
 // revocation through this replica's own route forgets before the route answers, and the trigger of

@@ -1,8 +1,8 @@
-// Package intelligence is registry intelligence (Document 1, "Intelligence"): it syncs MCP registries into an
-// immutable history of server snapshots, classifies each change between consecutive snapshots by a
-// rule table (rules.go), and answers the reads of the intelligence routes (current state, history,
-// diffs, change feeds, batch compare). It declares the store and registry interfaces it needs and
-// imports no proto, HTTP or gRPC types.
+// Package intelligence is registry intelligence (README, "Registry intelligence"): it syncs MCP
+// registries into an immutable history of server snapshots, classifies each change between
+// consecutive snapshots by a rule table (rules.go), and answers the reads of the intelligence routes
+// (current state, history, diffs, change feeds, batch compare). It declares the store and registry
+// interfaces it needs and imports no proto, HTTP or gRPC types.
 package intelligence
 
 import (

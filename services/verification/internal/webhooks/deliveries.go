@@ -6,7 +6,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// Listing bounds (Document 1, "Limits": webhook deliveries 1..100, default 20).
+// Listing bounds (README, "Webhooks": 1..100, default 20).
 const (
 	DefaultDeliveryLimit = 20
 	MaxDeliveryLimit     = 100

@@ -9,7 +9,7 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/safehttp"
 )
 
-// Config holds the limits and schedule of the use cases (webhookwire.Settings documents defaults).
+// Config holds the limits and schedule of the use cases (app.WebhookSettings documents the defaults).
 type Config struct {
 	// MaxActiveWatches caps an organization's active watches (403 watch_limit_reached).
 	MaxActiveWatches int
@@ -26,7 +26,7 @@ type Config struct {
 	// DisableAfter disables an endpoint after this many deliveries in a row exhausted their attempts.
 	DisableAfter int
 	// RequeueAfter is how long an enqueued job may go unanswered before the scheduler enqueues it again
-	// (a job lost with a crashed NATS server, say). Duplicates are harmless: Store.Attempt skips them.
+	// (a job lost with a crashed NATS server, say). Duplicates are harmless: Store.ClaimDelivery skips them.
 	RequeueAfter time.Duration
 	// AllowPrivate lists the private networks endpoints may live in (ALLOW_PRIVATE_CIDRS).
 	AllowPrivate []netip.Prefix

@@ -11,8 +11,8 @@ import (
 	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 )
 
-// WatchActive is the state of a new watch. Document 1 also names paused and archived (a soft delete,
-// which DELETE .../watch applies); no route pauses a watch yet.
+// WatchActive is the state of a new watch. DELETE .../watch archives it (a soft delete); the schema
+// also allows paused, which no route sets yet.
 const WatchActive = "active"
 
 // Risk levels, lowest first.

@@ -2,7 +2,7 @@
 // holds watches and webhook endpoints, matches each change against the watches, and delivers the
 // resulting events with Standard Webhooks signatures, retrying failures on a schedule kept in
 // PostgreSQL. It declares the storage it needs (Store) and the server catalogue it consults
-// (ServerCatalog); transport and messaging live elsewhere (internal/api, internal/webhookwire).
+// (ServerCatalog); transport and messaging live elsewhere (internal/api, internal/events).
 package webhooks
 
 import (

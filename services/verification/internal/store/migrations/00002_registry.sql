@@ -1,5 +1,5 @@
 -- +goose Up
--- Registry intelligence (Document 1 "Intelligence"): what the registry sync observed (immutable
+-- Registry intelligence (README, "Registry intelligence"): what the registry sync observed (immutable
 -- snapshots), what changed between consecutive snapshots (immutable, classified changes), each server's
 -- current state, and each registry's sync position.
 

@@ -1,0 +1,130 @@
+package api
+
+import (
+	"strings"
+
+	"github.com/trustlayer/trustlayer/pkg/apidoc"
+	"github.com/trustlayer/trustlayer/proto/openapi"
+)
+
+// InterfaceVersion is the release of the HTTP and gRPC interface the document describes
+// (CHANGELOG.md).
+const InterfaceVersion = "0.1.0"
+
+// answers are the statuses each method answers besides its success and 401 (README "Routes"): the
+// generator knows only the success, and documents it as 200.
+var answers = map[string]map[string]string{
+	"/verification.v1.OrganizationService/CreateOrganization":  {"201": "The organization", "422": "A name that is empty or longer than 200 characters"},
+	"/verification.v1.OrganizationService/CreateApiKey":        {"201": "The key, its secret shown this once", "404": "organization_not_found", "422": "A name longer than 200 characters"},
+	"/verification.v1.OrganizationService/ListApiKeys":         {"404": "organization_not_found"},
+	"/verification.v1.OrganizationService/RevokeApiKey":        {"204": "Revoked (again: 204)", "404": "api_key_not_found"},
+	"/verification.v1.IntelligenceService/GetServer":           {"404": "server_not_found"},
+	"/verification.v1.IntelligenceService/ListServerHistory":   {"404": "server_not_found", "422": "A limit outside 1..100 or a malformed cursor"},
+	"/verification.v1.IntelligenceService/DiffServerHistory":   {"404": "server_not_found or version_not_found", "422": "from or to missing"},
+	"/verification.v1.IntelligenceService/ListServerChanges":   {"404": "server_not_found", "422": "A limit outside 1..100 or a malformed cursor"},
+	"/verification.v1.IntelligenceService/ListChanges":         {"422": "A limit outside 1..200 or a malformed cursor"},
+	"/verification.v1.IntelligenceService/ListHighRiskChanges": {"422": "A limit outside 1..200 or a malformed cursor"},
+	"/verification.v1.IntelligenceService/CompareBatch":        {"422": "No items, more than 50, or an item without namespace or name"},
+	"/verification.v1.WebhookService/CreateWatch": {"201": "The watch", "403": "watch_limit_reached", "404": "server_not_found",
+		"409": "watch_already_exists", "422": "Invalid filters"},
+	"/verification.v1.WebhookService/GetWatch":              {"404": "watch_not_found"},
+	"/verification.v1.WebhookService/DeleteWatch":           {"204": "Archived", "404": "watch_not_found"},
+	"/verification.v1.WebhookService/CreateWebhookEndpoint": {"201": "The endpoint, its secret shown this once", "403": "webhook_endpoint_limit_reached", "422": "A refused URL or an unknown event type"},
+	"/verification.v1.WebhookService/DeleteWebhookEndpoint": {"204": "Revoked", "404": "webhook_endpoint_not_found"},
+	"/verification.v1.WebhookService/EnableWebhookEndpoint": {"404": "webhook_endpoint_not_found"},
+	"/verification.v1.WebhookService/GetWebhookDelivery":    {"404": "webhook_delivery_not_found"},
+	"/verification.v1.WebhookService/ListWebhookDeliveries": {"404": "webhook_endpoint_not_found", "422": "A limit outside 1..100 or a malformed cursor"},
+	"/verification.v1.WebhookService/ReplayWebhookDelivery": {"404": "webhook_delivery_not_found",
+		"409": "webhook_endpoint_disabled or webhook_endpoint_revoked"},
+	"/verification.v1.DataFeedService/ListArtifacts":    {"404": "dataset_not_found", "422": "A bad limit, format or date"},
+	"/verification.v1.DataFeedService/DownloadArtifact": {"404": "dataset_not_found or artifact_not_found"},
+}
+
+// plainRoutes documents the routes no proto describes: the probes, the signed feed downloads and
+// this document.
+var plainRoutes = []apidoc.Route{
+	{
+		Method: "GET", Path: "/healthz", OperationID: "Operations_Healthz", Tag: "Operations",
+		Summary:   "Liveness",
+		Responses: map[string]string{"200": `{"status":"ok","service":"verification"}`},
+	},
+	{
+		Method: "GET", Path: "/readyz", OperationID: "Operations_Readyz", Tag: "Operations",
+		Summary: "Readiness",
+		Responses: map[string]string{
+			"200": `ready: {"status":"ready","checks":{"database":"ok"}}`,
+			"503": `the database is unreachable: {"status":"not_ready","checks":{"database":"unavailable"}}`,
+		},
+	},
+	{
+		Method: "GET", Path: "/openapi.json", OperationID: "Operations_OpenAPI", Tag: "Operations",
+		Summary:   "This document",
+		Responses: map[string]string{"200": "the OpenAPI 2.0 document of the service"},
+	},
+	{
+		Method: "GET", Path: "/v1/intelligence/data/files/{artifact_id}", OperationID: "DataFeedService_DownloadFile", Tag: "DataFeedService",
+		Summary: "An artifact's content, through a URL that POST .../download signed",
+		Description: "The query parameters expires and signature are those of the signed URL (HMAC-SHA-256, valid 15 minutes); " +
+			"no credential is needed beside them. ETag is the artifact's SHA-256.",
+		Produces: "application/x-ndjson",
+		Responses: map[string]string{
+			"200": "the artifact (application/x-ndjson or text/csv)",
+			"403": "a bad or expired signature",
+			"404": "no such artifact",
+		},
+	},
+}
+
+// Document builds the OpenAPI 2.0 document served at GET /openapi.json: the generated documents of
+// verification.v1 and of the platform's build service, the plain routes, each operation's
+// credential, and each operation's documented answers.
+func Document() ([]byte, error) {
+	return apidoc.Build(apidoc.Spec{
+		Title:   "Verification service",
+		Version: InterfaceVersion,
+		Description: "Organizations and API keys, registry intelligence of MCP servers (sync, history, change feeds, compare), " +
+			"watches and signed webhooks, and data feeds (README.md). Organization routes need X-Admin-Token, the other " +
+			`/v1/intelligence routes a bearer API key. Business errors are {"detail":{"error":"<code>","message":"..."}}.`,
+		Files:   openapi.Files,
+		Sources: []string{"verification/v1/*.swagger.json", "platform/v1/build.swagger.json"},
+		SecurityDefinitions: map[string]any{
+			"adminToken": map[string]any{"type": "apiKey", "in": "header", "name": "X-Admin-Token",
+				"description": "The deployment's admin token (VERIFICATION_ADMIN_TOKEN)"},
+			"apiKey": map[string]any{"type": "apiKey", "in": "header", "name": "Authorization",
+				"description": "Bearer <api_key>, a key issued to an organization (vk_...)"},
+		},
+		Security: []any{},
+		Plain:    plainRoutes,
+		Extend:   extend,
+	})
+}
+
+func extend(op map[string]any, o apidoc.Operation) {
+	switch {
+	case strings.HasPrefix(o.GRPCMethod, adminPrefix):
+		op["security"] = []any{map[string]any{"adminToken": []any{}}}
+		apidoc.AddResponse(op, "401", "Missing or wrong X-Admin-Token")
+	case strings.HasPrefix(o.GRPCMethod, servicePrefix):
+		op["security"] = []any{map[string]any{"apiKey": []any{}}}
+		apidoc.AddResponse(op, "401", "Missing bearer token, or an invalid or revoked API key")
+	default:
+		op["security"] = []any{}
+		return
+	}
+	responses, _ := op["responses"].(map[string]any)
+	for status, description := range answers[o.GRPCMethod] {
+		if status >= "400" {
+			apidoc.AddResponse(op, status, description)
+			continue
+		}
+		// A created or deleted resource answers 201 or 204; the generator documents its success as 200.
+		if success, ok := responses["200"].(map[string]any); ok {
+			delete(responses, "200")
+			success["description"] = description
+			if status == "204" {
+				delete(success, "schema")
+			}
+			responses[status] = success
+		}
+	}
+}
