@@ -18,7 +18,7 @@ import (
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"
 )
 
-// IntelligenceSettings are registry intelligence's variables, read behind the service prefix (VERIFICATION_).
+// IntelligenceSettings are registry intelligence's variables, read behind EnvPrefix.
 type IntelligenceSettings struct {
 	// RegistryURLs lists the base URLs of the registries to sync, comma-separated (the listing is at
 	// <base>/v0.1/servers, e.g. https://registry.modelcontextprotocol.io). Empty turns the sync off.

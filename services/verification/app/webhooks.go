@@ -27,7 +27,7 @@ import (
 // relay's default of 100.
 const relayBatch = 500
 
-// WebhookSettings are the watch and webhook pipeline's environment variables, read behind the service prefix (VERIFICATION_).
+// WebhookSettings are the watch and webhook pipeline's variables, read behind EnvPrefix.
 type WebhookSettings struct {
 	// Workers is how many deliveries are POSTed at once per replica. A worker holds no database
 	// connection while it waits for a receiver, so slow receivers cost goroutines, not connections.
@@ -117,6 +117,8 @@ func (s *WebhookSettings) domainConfig() webhooks.Config {
 // the webhook.delivery work queue) and the retry scheduler.
 func registerWebhooks(ctx context.Context, cfg Config, p *platform.Platform) error {
 	s := cfg.Webhooks
+	// Validated again for a Config that did not come from LoadConfig: Validate also parses the
+	// private networks the delivery client may reach.
 	if err := s.Validate(""); err != nil {
 		return fmt.Errorf("webhook settings: %w", err)
 	}

@@ -1,5 +1,3 @@
-// Package api implements the verification service's gRPC servers (and so, through the gateway, its
-// JSON routes): it translates between proto and the use cases and maps their errors.
 package api
 
 import (
