@@ -21,6 +21,7 @@ import (
 	"github.com/trustlayer/trustlayer/services/scoring/internal/api"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/billing"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/meter"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/score"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/store"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/web/oauth"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/wire"
@@ -106,7 +107,7 @@ type Config struct {
 	// creds is what authentication shares with the routes; LoadConfig's Spec.Unary builds it.
 	creds *credentials
 	// limiter, when set, replaces the meter as the scoring routes' limiter (WithLimiter).
-	limiter func(*meter.Meter) api.Limiter
+	limiter func(*meter.Meter) score.Limiter
 }
 
 // LoadConfig reads the service's configuration from getenv (defaults: HTTP :8082, gRPC :9092).
@@ -154,7 +155,7 @@ type Option func(*Config)
 // WithLimiter puts limiter(m) in place of the meter m as the scoring routes' limiter. scoring-bench
 // measures what limits and metering cost against the same service with a limiter that admits every
 // request; nothing else should need it.
-func WithLimiter(limiter func(m *meter.Meter) api.Limiter) Option {
+func WithLimiter(limiter func(m *meter.Meter) score.Limiter) Option {
 	return func(c *Config) { c.limiter = limiter }
 }
 

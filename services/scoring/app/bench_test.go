@@ -10,8 +10,8 @@ import (
 
 	"github.com/trustlayer/trustlayer/pkg/platform"
 	"github.com/trustlayer/trustlayer/services/scoring/app"
-	"github.com/trustlayer/trustlayer/services/scoring/internal/api"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/meter"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/score"
 )
 
 // BenchmarkScoreOverHTTP sends POST /v1/score through the whole service: HTTP server, gateway,
@@ -26,8 +26,8 @@ func BenchmarkScoreOverHTTP(b *testing.B) {
 		opts []app.Option
 	}{
 		{"metering_on", nil},
-		{"metering_off", []app.Option{app.WithLimiter(func(m *meter.Meter) api.Limiter { return unlimited{m} })}},
-		{"records_off", []app.Option{app.WithLimiter(func(*meter.Meter) api.Limiter { return unmetered{} })}},
+		{"metering_off", []app.Option{app.WithLimiter(func(m *meter.Meter) score.Limiter { return unlimited{m} })}},
+		{"records_off", []app.Option{app.WithLimiter(func(*meter.Meter) score.Limiter { return unmetered{} })}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			// At warn, as scoring-bench runs it: no access or decision log line per request.

@@ -144,7 +144,7 @@ func TestBillingUpgradesTrialKeyInPlace(t *testing.T) {
 	if _, err := s.Pool.Exec(context.Background(), `INSERT INTO usage_counters (key_id, period, calls) VALUES ($1, $2, 1000)`, keyID, month); err != nil {
 		t.Fatal(err)
 	}
-	r := score(s, key)
+	r := s.scoreDenial(key)
 	if r.Status != 402 {
 		t.Fatalf("trial key past its quota: %d %s, want 402", r.Status, r.Body)
 	}
@@ -186,7 +186,7 @@ func TestBillingUpgradesTrialKeyInPlace(t *testing.T) {
 		t.Fatalf("checkout.session.completed: %d %s, want 200 upgraded", r.Status, r.Body)
 	}
 	// No wait: this replica forgot the key's cached plan.
-	if r := score(s, key); r.Status != 200 {
+	if r := s.scoreDenial(key); r.Status != 200 {
 		t.Fatalf("the same key after the upgrade: %d %s, want 200", r.Status, r.Body)
 	}
 	lim := s.Do("GET", "/v1/limits", nil, bearer(key)).Object(t)
@@ -195,7 +195,7 @@ func TestBillingUpgradesTrialKeyInPlace(t *testing.T) {
 	}
 	// Paid rate: more than the trial's burst of 5 in a row.
 	for i := range 8 {
-		if r := score(s, key); r.Status != 200 {
+		if r := s.scoreDenial(key); r.Status != 200 {
 			t.Fatalf("paid call %d: %d %s", i, r.Status, r.Body)
 		}
 	}
@@ -262,7 +262,7 @@ func TestBillingUpgradesTrialKeyInPlace(t *testing.T) {
 	if r.Status != 200 || r.Object(t)["outcome"] != "downgraded" {
 		t.Fatalf("customer.subscription.deleted: %d %s, want 200 downgraded", r.Status, r.Body)
 	}
-	if r := score(s, key); r.Status != 402 {
+	if r := s.scoreDenial(key); r.Status != 402 {
 		t.Fatalf("after cancellation: %d %s, want 402", r.Status, r.Body)
 	}
 	st = s.Do("GET", "/v1/billing/accounts/buyer@example.com/status", nil, admin).Object(t)

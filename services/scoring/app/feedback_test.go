@@ -10,7 +10,7 @@ func TestFeedback(t *testing.T) {
 	t.Parallel()
 	s := startService(t, nil)
 	key := s.paidKey()
-	r := score(s, key)
+	r := s.scoreDenial(key)
 	rid := r.Header.Get("x-request-id")
 	if r.Status != 200 || rid == "" {
 		t.Fatalf("score: %d", r.Status)

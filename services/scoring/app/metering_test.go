@@ -10,7 +10,8 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/servicetest"
 )
 
-func score(s *stack, key string) servicetest.Reply {
+// scoreDenial scores the valid denial claim with key.
+func (s *stack) scoreDenial(key string) servicetest.Reply {
 	return s.Do("POST", "/v1/score", map[string]any{"workflow": "healthcare.denial", "payload": denialClaim()}, bearer(key))
 }
 
@@ -22,7 +23,7 @@ func TestTrialLimits(t *testing.T) {
 	// Burst 5, then 1 request per second: of 8 immediate calls, the 6th on are refused.
 	var statuses []int
 	for range 8 {
-		statuses = append(statuses, score(s, key).Status)
+		statuses = append(statuses, s.scoreDenial(key).Status)
 	}
 	ok, limited := 0, 0
 	for _, st := range statuses {
@@ -36,7 +37,7 @@ func TestTrialLimits(t *testing.T) {
 	if ok > 5 || ok < 4 || limited < 3 {
 		t.Fatalf("8 immediate calls: got %v, want at most 5 successes and the rest 429", statuses)
 	}
-	r := score(s, key)
+	r := s.scoreDenial(key)
 	if r.Status != 429 || r.Header.Get("Retry-After") == "" {
 		t.Fatalf("throttled call: %d (Retry-After %q), want 429 with Retry-After", r.Status, r.Header.Get("Retry-After"))
 	}
@@ -51,7 +52,7 @@ func TestTrialLimits(t *testing.T) {
 		t.Fatalf("limits: %d %s", lim.Status, lim.Body)
 	}
 	time.Sleep(1100 * time.Millisecond)
-	if r := score(s, key); r.Status != 200 {
+	if r := s.scoreDenial(key); r.Status != 200 {
 		t.Fatalf("after a second: %d %s", r.Status, r.Body)
 	}
 
@@ -75,11 +76,11 @@ func TestTrialLimits(t *testing.T) {
 		t.Fatalf("batch of 2 with 1 call left: %d %s", r.Status, r.Body)
 	}
 	// That refusal cost no rate-limit token: the last call passes at once.
-	if r := score(s, key2); r.Status != 200 {
+	if r := s.scoreDenial(key2); r.Status != 200 {
 		t.Fatalf("1000th call: %d %s", r.Status, r.Body)
 	}
 	time.Sleep(1100 * time.Millisecond)
-	r = score(s, key2)
+	r = s.scoreDenial(key2)
 	body := r.Object(t)
 	if r.Status != 402 || !strings.HasSuffix(body["upgrade_url"].(string), "/v1/billing/checkout-session") {
 		t.Fatalf("1001st call: %d %s, want 402 with upgrade_url", r.Status, r.Body)
@@ -103,7 +104,7 @@ func TestPaidKeyIsNotHeldToTrialLimits(t *testing.T) {
 	s := startService(t, nil)
 	key := s.paidKey()
 	for i := range 20 {
-		if r := score(s, key); r.Status != 200 {
+		if r := s.scoreDenial(key); r.Status != 200 {
 			t.Fatalf("call %d: %d %s", i, r.Status, r.Body)
 		}
 	}
@@ -123,7 +124,7 @@ func TestUsageSurvivesRestart(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			for range 10 {
-				r := score(s, key)
+				r := s.scoreDenial(key)
 				if r.Status != 200 {
 					t.Errorf("score: %d %s", r.Status, r.Body)
 					return
@@ -187,7 +188,7 @@ func TestKeysAndTokens(t *testing.T) {
 		t.Fatalf("token: %d %s", r.Status, r.Body)
 	}
 	jwt := tok["access_token"].(string)
-	if r := score(s, jwt); r.Status != 200 {
+	if r := s.scoreDenial(jwt); r.Status != 200 {
 		t.Fatalf("score with the JWT: %d %s", r.Status, r.Body)
 	}
 	tampered := jwt[:len(jwt)-4] + "AAAA"

@@ -277,7 +277,7 @@ func TestOAuthEndToEnd(t *testing.T) {
 	}
 
 	// The token scores, metered to the user's workspace agent key.
-	if r := score(s.stack, access); r.Status != 200 {
+	if r := s.stack.scoreDenial(access); r.Status != 200 {
 		t.Fatalf("score with the access token: %d %s", r.Status, r.Body)
 	}
 	var keyID, prefix string
@@ -306,7 +306,7 @@ WHERE a.email = 'jane.doe@example.com' AND k.name = 'agent' AND k.revoked_at IS 
 	if status != 400 || body["error"] != "invalid_grant" {
 		t.Fatalf("reused code: %d %v, want 400 invalid_grant", status, body)
 	}
-	if r := score(s.stack, access); r.Status != 401 {
+	if r := s.stack.scoreDenial(access); r.Status != 401 {
 		t.Fatalf("score after the code's reuse: %d %s, want 401", r.Status, r.Body)
 	}
 	if status, body = s.tokenRequest(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}, "client_id": {cfg.ClientID}}); status != 400 || body["error"] != "invalid_grant" {
@@ -325,7 +325,7 @@ WHERE a.email = 'jane.doe@example.com' AND k.name = 'agent' AND k.revoked_at IS 
 UPDATE oauth_tokens SET session = jsonb_set(session, '{expires_at,access_token}', '"2001-01-01T00:00:00Z"') WHERE kind = 'access_token'`); err != nil {
 		t.Fatal(err)
 	}
-	if r := score(s.stack, access); r.Status != 401 || r.Object(t)["detail"] == nil {
+	if r := s.stack.scoreDenial(access); r.Status != 401 || r.Object(t)["detail"] == nil {
 		t.Fatalf("score with an expired token: %d %s, want 401 with a detail", r.Status, r.Body)
 	}
 	refreshForm := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}, "client_id": {cfg.ClientID}}
@@ -362,7 +362,7 @@ UPDATE oauth_tokens SET session = jsonb_set(session, '{expires_at,access_token}'
 	}
 
 	// Plain API keys are unaffected.
-	if r := score(s.stack, s.paidKey()); r.Status != 200 {
+	if r := s.stack.scoreDenial(s.paidKey()); r.Status != 200 {
 		t.Fatalf("score with an API key: %d %s", r.Status, r.Body)
 	}
 }
@@ -386,13 +386,13 @@ func TestOAuthTokensOutliveAnAdminTokenChangeWithTheirOwnSecret(t *testing.T) {
 		return startWithEnv(t, env)
 	}
 	rotated := restart(func(env map[string]string) { env["SCORING_ADMIN_TOKEN"] = "a-rotated-admin-token-0123456789" })
-	if r := score(rotated, access); r.Status != 200 {
+	if r := rotated.scoreDenial(access); r.Status != 200 {
 		t.Fatalf("score after the admin token changed, with SCORING_OAUTH_SECRET set: %d %s, want 200", r.Status, r.Body)
 	}
 	// Without the setting the key comes from the admin token, and the rotation signs agents out.
 	s.stack = rotated
 	derived := restart(func(env map[string]string) { delete(env, "SCORING_OAUTH_SECRET") })
-	if r := score(derived, access); r.Status != 401 {
+	if r := derived.scoreDenial(access); r.Status != 401 {
 		t.Fatalf("score with a key derived from the new admin token: %d %s, want 401", r.Status, r.Body)
 	}
 }
@@ -485,7 +485,7 @@ func TestOAuthRefusals(t *testing.T) {
 
 	// A token this server never issued, and a made-up one with its prefix, are 401.
 	for _, tok := range []string{"ory_at_bm90LWEtdG9rZW4.bm90LWEtc2lnbmF0dXJl", "ory_at_", "not-a-key"} {
-		if r := score(s.stack, tok); r.Status != 401 || r.Object(t)["detail"] == nil {
+		if r := s.stack.scoreDenial(tok); r.Status != 401 || r.Object(t)["detail"] == nil {
 			t.Errorf("score with %q: %d %s, want 401", tok, r.Status, r.Body)
 		}
 	}
@@ -712,7 +712,7 @@ func TestOAuthCodeExchangedConcurrently(t *testing.T) {
 	if access == "" {
 		return
 	}
-	if r := score(s.stack, access); r.Status != 401 {
+	if r := s.stack.scoreDenial(access); r.Status != 401 {
 		t.Fatalf("score with the token of a code used %d times: %d %s, want 401", n, r.Status, r.Body)
 	}
 }

@@ -27,7 +27,7 @@ func (s *stack) metricsKey() string {
 func TestMetricsPrometheusAndSnapshot(t *testing.T) {
 	s := startService(t, map[string]string{"SCORING_TRUSTED_PROXY_HOPS": "1"})
 	key := s.paidKey()
-	if r := score(s, key); r.Status != 200 {
+	if r := s.scoreDenial(key); r.Status != 200 {
 		t.Fatalf("score: %d %s", r.Status, r.Body)
 	}
 

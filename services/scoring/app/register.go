@@ -5,34 +5,30 @@ import (
 	"strings"
 	"time"
 
-	scoringv1 "github.com/trustlayer/trustlayer/proto/scoring/v1"
-	webmcp "github.com/trustlayer/trustlayer/services/scoring/internal/web/mcp"
-
-	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc"
 
 	"github.com/trustlayer/trustlayer/pkg/buildinfo"
-	"github.com/trustlayer/trustlayer/pkg/bus"
 	"github.com/trustlayer/trustlayer/pkg/periodic"
 	"github.com/trustlayer/trustlayer/pkg/platform"
 	"github.com/trustlayer/trustlayer/pkg/serve"
+	scoringv1 "github.com/trustlayer/trustlayer/proto/scoring/v1"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/api"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/billing"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/decision"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/events"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/feedback"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/meter"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/model"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/policysignal"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/score"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/store"
+	webmcp "github.com/trustlayer/trustlayer/services/scoring/internal/web/mcp"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/web/ops"
 )
 
-// policyConsumer is the durable consumer of policy.change events; replicas share it.
-const policyConsumer = "scoring-policy-signals"
-
 // Register adds the service's APIs and loops to an opened platform.
 func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
-	// Document 2 names GET /health as the minimal availability route beside the shared probes.
+	// GET /health is the minimal availability route beside the shared probes (README "Operations").
 	p.Server.Handle("GET /health", p.Server.LivenessHandler())
 
 	st := store.New(p.Pool)
@@ -46,8 +42,10 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 	if err := index.Reload(ctx, st); err != nil {
 		return err
 	}
+	signals := policysignal.NewService(st, index)
 	engine := decision.New(models, index, decision.Config{DenialThresholdOverride: cfg.Settings.DenialThresholdOverride})
-	m := meter.New(st, meter.WithFlushInterval(cfg.Settings.UsageFlushInterval), meter.WithLogger(p.Log))
+	upgradeURL := strings.TrimRight(cfg.Settings.PublicURL, "/") + "/v1/billing/checkout-session"
+	m := meter.New(st, meter.WithFlushInterval(cfg.Settings.UsageFlushInterval), meter.WithLogger(p.Log), meter.WithUpgradeURL(upgradeURL))
 	p.Go(m.Run)
 	// The flush loop ends with the servers' context, while requests may still be draining: this last
 	// flush runs after the servers stopped and before the pool closes, so no call goes unmetered.
@@ -58,8 +56,7 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 			p.Log.Error("final usage flush failed", "error", err)
 		}
 	})
-	upgradeURL := strings.TrimRight(cfg.Settings.PublicURL, "/") + "/v1/billing/checkout-session"
-	var limiter api.Limiter = m
+	var limiter score.Limiter = m
 	if cfg.limiter != nil {
 		limiter = cfg.limiter(m)
 	}
@@ -76,17 +73,17 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 		gw   serve.GatewayRegistrar
 	}{
 		{&scoringv1.KeyService_ServiceDesc, api.NewKeys(creds), serve.Gateway(scoringv1.RegisterKeyServiceHandlerClient, scoringv1.NewKeyServiceClient)},
-		{&scoringv1.UsageService_ServiceDesc, api.NewUsage(m, upgradeURL), serve.Gateway(scoringv1.RegisterUsageServiceHandlerClient, scoringv1.NewUsageServiceClient)},
+		{&scoringv1.UsageService_ServiceDesc, api.NewUsage(m), serve.Gateway(scoringv1.RegisterUsageServiceHandlerClient, scoringv1.NewUsageServiceClient)},
 		{&scoringv1.FeedbackService_ServiceDesc, api.NewFeedback(feedback.New(st, m)), serve.Gateway(scoringv1.RegisterFeedbackServiceHandlerClient, scoringv1.NewFeedbackServiceClient)},
 		{&scoringv1.AppealService_ServiceDesc, api.Appeals{}, serve.Gateway(scoringv1.RegisterAppealServiceHandlerClient, scoringv1.NewAppealServiceClient)},
-		{&scoringv1.PolicySignalService_ServiceDesc, api.NewSignals(st, index), serve.Gateway(scoringv1.RegisterPolicySignalServiceHandlerClient, scoringv1.NewPolicySignalServiceClient)},
+		{&scoringv1.PolicySignalService_ServiceDesc, api.NewSignals(signals), serve.Gateway(scoringv1.RegisterPolicySignalServiceHandlerClient, scoringv1.NewPolicySignalServiceClient)},
 		{&scoringv1.ControlPlaneService_ServiceDesc, api.NewControlPlane(cfg.creds.workspaces, cfg.Settings.TrustedProxyHops), serve.Gateway(scoringv1.RegisterControlPlaneServiceHandlerClient, scoringv1.NewControlPlaneServiceClient)},
 		{&scoringv1.BillingService_ServiceDesc, api.NewBilling(bill), serve.Gateway(scoringv1.RegisterBillingServiceHandlerClient, scoringv1.NewBillingServiceClient)},
 		// Last: the gateway tries the patterns of a method newest first, and each pattern that does not
 		// match costs a match attempt and an errors.As by reflection. Registered first, POST /v1/score
 		// was tried after every other POST route of the service (2.5 % of the service's CPU under the
 		// scoring load in errors.As alone).
-		{&scoringv1.ScoringService_ServiceDesc, api.NewScoring(engine, models, limiter, p.Log, upgradeURL), serve.Gateway(scoringv1.RegisterScoringServiceHandlerClient, scoringv1.NewScoringServiceClient)},
+		{&scoringv1.ScoringService_ServiceDesc, api.NewScoring(score.New(engine, limiter, p.Log), models), serve.Gateway(scoringv1.RegisterScoringServiceHandlerClient, scoringv1.NewScoringServiceClient)},
 	}
 	for _, r := range registrations {
 		if err := p.Server.Register(r.desc, r.impl, r.gw); err != nil {
@@ -122,13 +119,7 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 		Usage: st, Keys: creds, Log: p.Log, FlushInterval: cfg.Settings.UsageFlushInterval})
 	p.Server.Handle("GET /openapi.json", ops.OpenAPI(apiDoc))
 
-	consumer := &bus.Consumer{Bus: p.Bus, Log: p.Log, Stream: bus.PolicyChanges, Concurrency: 2,
-		Handle: policysignal.Handler(st, index, p.Log),
-		Config: jetstream.ConsumerConfig{
-			Durable: policyConsumer, FilterSubject: p.Bus.Subject(bus.PolicyChanges.Subjects[0]),
-			AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second, DeliverPolicy: jetstream.DeliverAllPolicy,
-		}}
-	p.Go(consumer.Run)
+	p.Go(events.PolicyChanges(p.Bus, signals, p.Log).Run)
 	p.Go(func(ctx context.Context) error {
 		return periodic.Run(ctx, cfg.Settings.SignalRefreshInterval, func(ctx context.Context) {
 			if err := index.Reload(ctx, st); err != nil {

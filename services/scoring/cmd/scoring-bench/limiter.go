@@ -4,15 +4,15 @@ import (
 	"context"
 
 	"github.com/trustlayer/trustlayer/services/scoring/app"
-	"github.com/trustlayer/trustlayer/services/scoring/internal/api"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/meter"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/score"
 )
 
 // The "off" sides of the bench's twins: the service with limits and metering off keeps the request
 // records (they are feedback's), and the one with everything off stores no record either.
 var (
-	limitsOff     = app.WithLimiter(func(m *meter.Meter) api.Limiter { return unlimited{m} })
-	everythingOff = app.WithLimiter(func(*meter.Meter) api.Limiter { return unmetered{} })
+	limitsOff     = app.WithLimiter(func(m *meter.Meter) score.Limiter { return unlimited{m} })
+	everythingOff = app.WithLimiter(func(*meter.Meter) score.Limiter { return unmetered{} })
 )
 
 // unlimited admits every request and counts none, but stores each request's record through the

@@ -13,14 +13,14 @@ type Appeals struct {
 }
 
 // GenerateAppeal is POST /v1/claims/appeals/generate.
-func (Appeals) GenerateAppeal(_ context.Context, req *scoringv1.GenerateAppealRequest) (*scoringv1.GenerateAppealResponse, error) {
+func (Appeals) GenerateAppeal(ctx context.Context, req *scoringv1.GenerateAppealRequest) (*scoringv1.GenerateAppealResponse, error) {
 	a, err := appeal.Generate(appeal.Input{
 		Claim: req.GetClaim().AsMap(), DenialReasonCodes: req.GetDenialReasonCodes(), RemarkCodes: req.GetRemarkCodes(),
 		DenialDate: req.GetDenialDate(), PayerClass: req.GetPayerClass(), PayerName: req.GetPayerName(),
 		PriorAuthNumber: req.GetPriorAuthNumber(), Notes: req.GetNotes(),
 	})
 	if err != nil {
-		return nil, toAPI(err, "")
+		return nil, toAPI(ctx, err)
 	}
 	out := &scoringv1.Appeal{
 		GeneratorVersion: a.GeneratorVersion, AppealId: a.AppealID, ExternalClaimId: a.ExternalClaimID, Priority: a.Priority,
@@ -47,4 +47,12 @@ func (Appeals) GenerateAppeal(_ context.Context, req *scoringv1.GenerateAppealRe
 		out.Letter.Sections = append(out.Letter.Sections, &scoringv1.AppealLetterSection{Heading: s.Heading, Body: s.Body})
 	}
 	return &scoringv1.GenerateAppealResponse{Appeal: out}, nil
+}
+
+// nonNil renders a nil list as [], as the documented bodies list nothing.
+func nonNil(v []string) []string {
+	if v == nil {
+		return []string{}
+	}
+	return v
 }

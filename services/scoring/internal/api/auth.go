@@ -118,11 +118,11 @@ func Bearer(ctx context.Context, creds Credentials, header func(name string) []s
 		token = strings.TrimSpace(v[0])
 	}
 	if token == "" {
-		return keys.Key{}, errMissingBearer
+		return keys.Key{}, ErrMissingBearer
 	}
 	key, err := creds.Authenticate(ctx, token)
 	if errors.Is(err, keys.ErrUnauthenticated) {
-		return keys.Key{}, errInvalidBearer
+		return keys.Key{}, ErrInvalidBearer
 	}
 	return key, err
 }

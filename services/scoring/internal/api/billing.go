@@ -30,7 +30,7 @@ func NewBilling(b *billing.Service) *Billing { return &Billing{billing: b} }
 func (b *Billing) CreateCheckoutSession(ctx context.Context, _ *scoringv1.CreateCheckoutSessionRequest) (*scoringv1.CreateCheckoutSessionResponse, error) {
 	sess, err := b.billing.CheckoutForKey(ctx, callerFrom(ctx))
 	if err != nil {
-		return nil, billingAPIError(err)
+		return nil, toAPI(ctx, err)
 	}
 	_ = gateway.SetHTTPStatus(ctx, http.StatusCreated)
 	return &scoringv1.CreateCheckoutSessionResponse{CheckoutSession: sessionToProto(sess)}, nil
@@ -40,7 +40,7 @@ func (b *Billing) CreateCheckoutSession(ctx context.Context, _ *scoringv1.Create
 func (b *Billing) CreateAdminCheckoutSession(ctx context.Context, req *scoringv1.CreateAdminCheckoutSessionRequest) (*scoringv1.CreateAdminCheckoutSessionResponse, error) {
 	sess, err := b.billing.CheckoutForAccount(ctx, billing.Selector{Email: req.GetEmail(), KeyID: req.GetKeyId()})
 	if err != nil {
-		return nil, billingAPIError(err)
+		return nil, toAPI(ctx, err)
 	}
 	_ = gateway.SetHTTPStatus(ctx, http.StatusCreated)
 	return &scoringv1.CreateAdminCheckoutSessionResponse{CheckoutSession: sessionToProto(sess)}, nil
@@ -50,7 +50,7 @@ func (b *Billing) CreateAdminCheckoutSession(ctx context.Context, req *scoringv1
 func (b *Billing) GetBillingAccountStatus(ctx context.Context, req *scoringv1.GetBillingAccountStatusRequest) (*scoringv1.GetBillingAccountStatusResponse, error) {
 	st, err := b.billing.AccountStatus(ctx, req.GetEmail())
 	if err != nil {
-		return nil, billingAPIError(err)
+		return nil, toAPI(ctx, err)
 	}
 	out := &scoringv1.BillingAccountStatus{
 		Email: st.Email, AccountId: st.ID, Plan: st.Plan, SubscriptionState: st.SubscriptionState(),
@@ -108,8 +108,7 @@ func BillingWebhook(b *billing.Service, log *slog.Logger) http.Handler {
 		}
 		applied, err := b.HandleWebhook(r.Context(), payload, r.Header.Get("Stripe-Signature"))
 		if err != nil {
-			var ae *apierror.Error
-			if errors.As(billingError(err), &ae) {
+			if ae, ok := apierror.As(toAPI(r.Context(), err)); ok {
 				log.WarnContext(r.Context(), "billing: webhook refused", "status", ae.Status, "reason", err.Error())
 				gateway.WriteJSON(w, ae.Status, ae.Body)
 				return
@@ -137,39 +136,6 @@ func CheckoutReturn() http.Handler {
 		gateway.WriteJSON(w, http.StatusOK, map[string]any{"status": "cancelled",
 			"detail": "Checkout cancelled: the key stays on the trial plan; POST /v1/billing/checkout-session opens a new checkout"})
 	})
-}
-
-// billingAPIError maps an error of a billing route: billing's own errors, then the shared ones.
-func billingAPIError(err error) error {
-	if be := billingError(err); be != nil {
-		return be
-	}
-	return toAPI(err, "")
-}
-
-// billingError maps billing's errors to their statuses, or returns nil for an error of another kind.
-func billingError(err error) error {
-	switch {
-	case errors.Is(err, billing.ErrNotConfigured):
-		return apierror.New(http.StatusServiceUnavailable, "Billing is not configured on this deployment (no payment processor settings); contact the operator")
-	case errors.Is(err, billing.ErrProcessor):
-		return apierror.New(http.StatusBadGateway, "The payment processor could not open a checkout session; try again later")
-	case errors.Is(err, billing.ErrKeyNotTrial):
-		return apierror.New(http.StatusForbidden, message(err, billing.ErrKeyNotTrial)+": checkout upgrades trial keys only")
-	case errors.Is(err, billing.ErrNotTrial):
-		return apierror.New(http.StatusConflict, "The account "+message(err, billing.ErrNotTrial)+"; checkout upgrades trial accounts only")
-	case errors.Is(err, billing.ErrNotFound):
-		return apierror.New(http.StatusNotFound, message(err, billing.ErrNotFound))
-	case errors.Is(err, billing.ErrInvalid):
-		return apierror.New(http.StatusUnprocessableEntity, message(err, billing.ErrInvalid))
-	case errors.Is(err, billing.ErrSignature):
-		return apierror.New(http.StatusBadRequest, "Invalid webhook signature")
-	case errors.Is(err, billing.ErrStale):
-		return apierror.New(http.StatusBadRequest, "Webhook timestamp is outside the tolerance (a replayed or delayed delivery)")
-	case errors.Is(err, billing.ErrInvalidEvent):
-		return apierror.New(http.StatusBadRequest, "Unreadable webhook event: "+message(err, billing.ErrInvalidEvent))
-	}
-	return nil
 }
 
 // optionalTime is a timestamp, or nil (absent from the JSON) for no time.

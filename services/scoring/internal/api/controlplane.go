@@ -3,23 +3,18 @@ package api
 import (
 	"context"
 	"errors"
-	"math"
 	"net/http"
 	"net/netip"
-	"strconv"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/trustlayer/trustlayer/pkg/apierror"
 	"github.com/trustlayer/trustlayer/pkg/auth"
 	"github.com/trustlayer/trustlayer/pkg/gateway"
 	scoringv1 "github.com/trustlayer/trustlayer/proto/scoring/v1"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/controlplane"
-	"github.com/trustlayer/trustlayer/services/scoring/internal/keys"
 )
 
 // ControlPlane implements scoring.v1.ControlPlaneService.
@@ -36,12 +31,6 @@ type ControlPlane struct {
 func NewControlPlane(cp *controlplane.Service, trustedProxyHops int) *ControlPlane {
 	return &ControlPlane{cp: cp, proxyHops: trustedProxyHops}
 }
-
-// Control-plane error bodies.
-var (
-	errSessionMissing = apierror.New(http.StatusUnauthorized, "Missing workspace session (Authorization: Bearer <session_token> from /v1/control-plane/auth/login)")
-	errSessionInvalid = apierror.New(http.StatusUnauthorized, "Invalid or expired workspace session")
-)
 
 type sessionKey struct{}
 
@@ -97,7 +86,7 @@ func workspaceSession(ctx context.Context, sessions SessionAuthenticator, md met
 func (c *ControlPlane) Signup(ctx context.Context, req *scoringv1.SignupRequest) (*scoringv1.SignupResponse, error) {
 	o, err := c.cp.Signup(ctx, controlplane.Credentials{Email: req.GetEmail(), Password: req.GetPassword(), ClientIP: c.clientIP(ctx)}, req.GetWorkspaceName())
 	if err != nil {
-		return nil, controlPlaneError(ctx, err)
+		return nil, toAPI(ctx, err)
 	}
 	if o.Created {
 		_ = gateway.SetHTTPStatus(ctx, http.StatusCreated)
@@ -109,7 +98,7 @@ func (c *ControlPlane) Signup(ctx context.Context, req *scoringv1.SignupRequest)
 func (c *ControlPlane) Login(ctx context.Context, req *scoringv1.LoginRequest) (*scoringv1.LoginResponse, error) {
 	o, err := c.cp.Login(ctx, controlplane.Credentials{Email: req.GetEmail(), Password: req.GetPassword(), ClientIP: c.clientIP(ctx)})
 	if err != nil {
-		return nil, controlPlaneError(ctx, err)
+		return nil, toAPI(ctx, err)
 	}
 	return &scoringv1.LoginResponse{Session: c.sessionToProto(o)}, nil
 }
@@ -117,7 +106,7 @@ func (c *ControlPlane) Login(ctx context.Context, req *scoringv1.LoginRequest) (
 // Logout is POST /v1/control-plane/auth/logout (204).
 func (c *ControlPlane) Logout(ctx context.Context, _ *scoringv1.LogoutRequest) (*scoringv1.LogoutResponse, error) {
 	if err := c.cp.Logout(ctx, sessionFrom(ctx)); err != nil {
-		return nil, controlPlaneError(ctx, err)
+		return nil, toAPI(ctx, err)
 	}
 	_ = gateway.SetHTTPStatus(ctx, http.StatusNoContent)
 	return &scoringv1.LogoutResponse{}, nil
@@ -132,7 +121,7 @@ func (c *ControlPlane) GetWorkspace(ctx context.Context, _ *scoringv1.GetWorkspa
 func (c *ControlPlane) UpdateWorkspace(ctx context.Context, req *scoringv1.UpdateWorkspaceRequest) (*scoringv1.UpdateWorkspaceResponse, error) {
 	w, err := c.cp.Rename(ctx, sessionFrom(ctx), req.GetWorkspaceName())
 	if err != nil {
-		return nil, controlPlaneError(ctx, err)
+		return nil, toAPI(ctx, err)
 	}
 	return &scoringv1.UpdateWorkspaceResponse{Workspace: workspaceToProto(w)}, nil
 }
@@ -141,7 +130,7 @@ func (c *ControlPlane) UpdateWorkspace(ctx context.Context, req *scoringv1.Updat
 func (c *ControlPlane) CreateWorkspaceApiKey(ctx context.Context, req *scoringv1.CreateWorkspaceApiKeyRequest) (*scoringv1.CreateWorkspaceApiKeyResponse, error) {
 	created, err := c.cp.CreateKey(ctx, sessionFrom(ctx), req.GetName(), req.GetDelivery())
 	if err != nil {
-		return nil, controlPlaneError(ctx, err)
+		return nil, toAPI(ctx, err)
 	}
 	out := &scoringv1.CreatedWorkspaceKey{
 		Id: created.ID, Prefix: created.Prefix, Name: created.Name, Plan: created.Plan,
@@ -162,7 +151,7 @@ func (c *ControlPlane) CreateWorkspaceApiKey(ctx context.Context, req *scoringv1
 func (c *ControlPlane) ListWorkspaceApiKeys(ctx context.Context, _ *scoringv1.ListWorkspaceApiKeysRequest) (*scoringv1.ListWorkspaceApiKeysResponse, error) {
 	list, err := c.cp.ListKeys(ctx, sessionFrom(ctx))
 	if err != nil {
-		return nil, controlPlaneError(ctx, err)
+		return nil, toAPI(ctx, err)
 	}
 	out := make([]*scoringv1.WorkspaceApiKey, len(list))
 	for i, k := range list {
@@ -177,7 +166,7 @@ func (c *ControlPlane) ListWorkspaceApiKeys(ctx context.Context, _ *scoringv1.Li
 // RevokeWorkspaceApiKey is DELETE /v1/control-plane/workspace/api-keys/{key_id} (204).
 func (c *ControlPlane) RevokeWorkspaceApiKey(ctx context.Context, req *scoringv1.RevokeWorkspaceApiKeyRequest) (*scoringv1.RevokeWorkspaceApiKeyResponse, error) {
 	if err := c.cp.RevokeKey(ctx, sessionFrom(ctx), req.GetKeyId()); err != nil {
-		return nil, controlPlaneError(ctx, err)
+		return nil, toAPI(ctx, err)
 	}
 	_ = gateway.SetHTTPStatus(ctx, http.StatusNoContent)
 	return &scoringv1.RevokeWorkspaceApiKeyResponse{}, nil
@@ -187,7 +176,7 @@ func (c *ControlPlane) RevokeWorkspaceApiKey(ctx context.Context, req *scoringv1
 func (c *ControlPlane) GetKeySetup(ctx context.Context, req *scoringv1.GetKeySetupRequest) (*scoringv1.GetKeySetupResponse, error) {
 	k, expires, err := c.cp.SetupStatus(ctx, req.GetToken())
 	if err != nil {
-		return nil, setupError(ctx, err)
+		return nil, toAPI(ctx, err)
 	}
 	return &scoringv1.GetKeySetupResponse{Setup: &scoringv1.KeySetup{
 		Status: "pending", KeyId: k.ID, Prefix: k.Prefix, Name: k.Name, ExpiresAt: timestamppb.New(expires),
@@ -198,7 +187,7 @@ func (c *ControlPlane) GetKeySetup(ctx context.Context, req *scoringv1.GetKeySet
 func (c *ControlPlane) RevealKeySetup(ctx context.Context, req *scoringv1.RevealKeySetupRequest) (*scoringv1.RevealKeySetupResponse, error) {
 	k, err := c.cp.RevealSetup(ctx, req.GetToken())
 	if err != nil {
-		return nil, setupError(ctx, err)
+		return nil, toAPI(ctx, err)
 	}
 	return &scoringv1.RevealKeySetupResponse{Key: &scoringv1.RevealedKey{
 		Key: k.Secret, Id: k.ID, Prefix: k.Prefix, Name: k.Name, Plan: k.Plan, CreatedAt: timestamppb.New(k.CreatedAt),
@@ -237,42 +226,4 @@ func (c *ControlPlane) clientIP(ctx context.Context) string {
 		return netip.PrefixFrom(addr, 64).Masked().String()
 	}
 	return addr.String()
-}
-
-// controlPlaneError maps the control plane's errors to their statuses and bodies; others go to toAPI.
-func controlPlaneError(ctx context.Context, err error) error {
-	var throttled *controlplane.ThrottledError
-	switch {
-	case errors.As(err, &throttled):
-		secs := int(math.Ceil(throttled.RetryAfter.Seconds()))
-		_ = grpc.SetHeader(ctx, metadata.Pairs("retry-after", strconv.Itoa(secs)))
-		return &apierror.Error{Status: http.StatusTooManyRequests, Body: map[string]any{
-			"detail":              "Too many failed sign-in attempts; try again later",
-			"retry_after_seconds": secs,
-		}}
-	case errors.Is(err, controlplane.ErrBadCredentials):
-		return apierror.New(http.StatusUnauthorized, "invalid email or password")
-	case errors.Is(err, controlplane.ErrEmailTaken):
-		return apierror.New(http.StatusConflict, "an account with this email already exists; log in with its password")
-	case errors.Is(err, controlplane.ErrInvalid), errors.Is(err, controlplane.ErrWeakPassword):
-		return apierror.New(http.StatusUnprocessableEntity, message(err, controlplane.ErrInvalid, controlplane.ErrWeakPassword))
-	case errors.Is(err, keys.ErrTooMany):
-		return apierror.Newf(http.StatusConflict, "this workspace has %d live API keys; revoke one first", controlplane.MaxActiveKeys)
-	case errors.Is(err, controlplane.ErrNotFound):
-		return apierror.New(http.StatusNotFound, "API key not found in this workspace")
-	case errors.Is(err, controlplane.ErrUnauthenticated):
-		return errSessionInvalid
-	}
-	return toAPI(err, "")
-}
-
-// setupError maps the errors of a setup link: an unknown token is 404, a spent one 410.
-func setupError(ctx context.Context, err error) error {
-	switch {
-	case errors.Is(err, controlplane.ErrGone):
-		return apierror.New(http.StatusGone, message(err, controlplane.ErrGone))
-	case errors.Is(err, controlplane.ErrNotFound):
-		return apierror.New(http.StatusNotFound, "setup link not found")
-	}
-	return controlPlaneError(ctx, err)
 }

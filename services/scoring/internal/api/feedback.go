@@ -28,7 +28,7 @@ func (f *Feedback) SubmitFeedback(ctx context.Context, req *scoringv1.SubmitFeed
 		ExpectedOutcome: req.GetExpectedOutcome(), ConfidenceMismatch: req.GetConfidenceMismatch(), Notes: req.GetNotes(),
 	})
 	if err != nil {
-		return nil, toAPI(err, "")
+		return nil, toAPI(ctx, err)
 	}
 	_ = gateway.SetHTTPStatus(ctx, http.StatusAccepted)
 	return &scoringv1.SubmitFeedbackResponse{Feedback: &scoringv1.FeedbackAccepted{

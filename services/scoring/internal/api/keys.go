@@ -36,7 +36,7 @@ func (k *Keys) IssueTrialKey(ctx context.Context, _ *scoringv1.IssueTrialKeyRequ
 func (k *Keys) IssueApiKey(ctx context.Context, req *scoringv1.IssueApiKeyRequest) (*scoringv1.IssueApiKeyResponse, error) {
 	issued, err := k.creds.Issue(ctx, req.GetPlan(), req.GetEmail(), req.GetName(), req.GetScopes())
 	if err != nil {
-		return nil, toAPI(err, "")
+		return nil, toAPI(ctx, err)
 	}
 	_ = gateway.SetHTTPStatus(ctx, http.StatusCreated)
 	return &scoringv1.IssueApiKeyResponse{Key: issuedToProto(issued)}, nil
@@ -46,7 +46,7 @@ func (k *Keys) IssueApiKey(ctx context.Context, req *scoringv1.IssueApiKeyReques
 func (k *Keys) IssueToken(ctx context.Context, req *scoringv1.IssueTokenRequest) (*scoringv1.IssueTokenResponse, error) {
 	tok, err := k.creds.IssueToken(ctx, req.GetSubject(), req.GetScopes(), time.Duration(req.GetTtlSeconds())*time.Second)
 	if err != nil {
-		return nil, toAPI(err, "")
+		return nil, toAPI(ctx, err)
 	}
 	_ = gateway.SetHTTPStatus(ctx, http.StatusCreated)
 	return &scoringv1.IssueTokenResponse{Token: &scoringv1.IssuedToken{

@@ -3,12 +3,10 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
-	"log/slog"
 	"maps"
-	"math"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -23,43 +21,22 @@ import (
 	scoringv1 "github.com/trustlayer/trustlayer/proto/scoring/v1"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/claim"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/decision"
-	"github.com/trustlayer/trustlayer/services/scoring/internal/meter"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/model"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/score"
 )
 
-// Telemetry route ids of the scoring routes (Document 2 "Endpoints").
-const (
-	RouteUnified       = "unified_score"
-	RouteBatch         = "batch_score"
-	RouteDenial        = "denial_score"
-	RoutePriorAuth     = "prior_auth_predict"
-	RouteReimbursement = "reimbursement_estimate"
-)
-
-// MaxBatchItems bounds a batch.
-const MaxBatchItems = 100
-
-// Scoring implements scoring.v1.ScoringService.
+// Scoring implements scoring.v1.ScoringService: the workflow catalogue, validation, the model cards
+// and the scoring routes, which all call the score use case.
 type Scoring struct {
 	scoringv1.UnimplementedScoringServiceServer
-	engine     *decision.Engine
-	models     *model.Set
-	limiter    Limiter
-	log        *slog.Logger
-	upgradeURL string
-	now        func() time.Time
-	metrics    decisionMetrics
+	score  *score.Service
+	models *model.Set
 }
 
-// Limiter admits billable requests against a key's plan and meters the ones that succeed;
-// *meter.Meter is the service's.
-type Limiter interface {
-	Admit(ctx context.Context, keyID string, plan meter.Plan, n int) (meter.Ticket, error)
-}
-
-// NewScoring returns the service. upgradeURL is where a trial key that ran out of calls upgrades.
-func NewScoring(engine *decision.Engine, models *model.Set, limiter Limiter, log *slog.Logger, upgradeURL string) *Scoring {
-	return &Scoring{engine: engine, models: models, limiter: limiter, log: log, upgradeURL: upgradeURL, now: time.Now, metrics: newDecisionMetrics()}
+// NewScoring returns the service.
+func NewScoring(sc *score.Service, models *model.Set) *Scoring {
+	return &Scoring{score: sc, models: models}
 }
 
 var currentVersion = map[claim.Workflow]string{
@@ -72,13 +49,6 @@ var legacyPath = map[claim.Workflow]string{
 	claim.Denial:        "/v1/claims/denial/score",
 	claim.PriorAuth:     "/v1/claims/prior-auth/predict",
 	claim.Reimbursement: "/v1/claims/reimbursement/estimate",
-}
-
-// endpointOf is the feedback endpoint name of a workflow.
-var endpointOf = map[claim.Workflow]string{
-	claim.Denial:        "denial",
-	claim.PriorAuth:     "prior_auth",
-	claim.Reimbursement: "reimbursement",
 }
 
 // ListWorkflows is GET /v1/workflows.
@@ -99,7 +69,7 @@ func (s *Scoring) ListWorkflows(context.Context, *scoringv1.ListWorkflowsRequest
 func lookupWorkflow(id string) (*claim.Spec, error) {
 	w, ok := claim.ParseWorkflow(id)
 	if !ok {
-		return nil, apierror.Newf(http.StatusNotFound, "Unknown workflow %q", id)
+		return nil, toAPI(context.Background(), fmt.Errorf("%w: Unknown workflow %q", fault.ErrNotFound, id))
 	}
 	return claim.Lookup(w), nil
 }
@@ -150,26 +120,35 @@ func (s *Scoring) ValidateWorkflow(_ context.Context, req *scoringv1.ValidateWor
 
 // Score is POST /v1/score.
 func (s *Scoring) Score(ctx context.Context, req *scoringv1.ScoreRequest) (*scoringv1.ScoreResponse, error) {
-	res, err := s.scoreOne(ctx, RouteUnified, req.GetWorkflow(), req.GetPayload(), options(req.GetOptions()))
+	res, err := s.one(ctx, score.RouteUnified, req.GetWorkflow(), req.GetPayload(), options(req.GetOptions()))
 	return &scoringv1.ScoreResponse{Result: res}, err
 }
 
 // ScoreDenial is the legacy denial route.
 func (s *Scoring) ScoreDenial(ctx context.Context, req *scoringv1.ScoreDenialRequest) (*scoringv1.ScoreDenialResponse, error) {
-	res, err := s.scoreOne(ctx, RouteDenial, string(claim.Denial), req.GetPayload(), legacyOptions(req))
+	res, err := s.one(ctx, score.RouteDenial, string(claim.Denial), req.GetPayload(), legacyOptions(req))
 	return &scoringv1.ScoreDenialResponse{Result: res}, err
 }
 
 // PredictPriorAuth is the legacy prior-authorization route.
 func (s *Scoring) PredictPriorAuth(ctx context.Context, req *scoringv1.PredictPriorAuthRequest) (*scoringv1.PredictPriorAuthResponse, error) {
-	res, err := s.scoreOne(ctx, RoutePriorAuth, string(claim.PriorAuth), req.GetPayload(), legacyOptions(req))
+	res, err := s.one(ctx, score.RoutePriorAuth, string(claim.PriorAuth), req.GetPayload(), legacyOptions(req))
 	return &scoringv1.PredictPriorAuthResponse{Result: res}, err
 }
 
 // EstimateReimbursement is the legacy reimbursement route.
 func (s *Scoring) EstimateReimbursement(ctx context.Context, req *scoringv1.EstimateReimbursementRequest) (*scoringv1.EstimateReimbursementResponse, error) {
-	res, err := s.scoreOne(ctx, RouteReimbursement, string(claim.Reimbursement), req.GetPayload(), legacyOptions(req))
+	res, err := s.one(ctx, score.RouteReimbursement, string(claim.Reimbursement), req.GetPayload(), legacyOptions(req))
 	return &scoringv1.EstimateReimbursementResponse{Result: res}, err
+}
+
+// one scores one claim on route for the caller of ctx.
+func (s *Scoring) one(ctx context.Context, route, workflow string, payload *structpb.Struct, o decision.Options) (*scoringv1.ScoreResult, error) {
+	sc, err := s.score.One(ctx, callerFrom(ctx), requestIDOf(ctx), route, score.Claim{Workflow: workflow, Payload: structPayload{payload}, Options: o})
+	if err != nil {
+		return nil, toAPI(ctx, err)
+	}
+	return render(sc), nil
 }
 
 func options(o *scoringv1.ScoreOptions) decision.Options {
@@ -243,48 +222,6 @@ func ErrorHeaders(ctx context.Context, h http.Header) {
 	}
 }
 
-// admit applies the key's plan limits to a request that will bill up to n calls.
-func (s *Scoring) admit(ctx context.Context, n int) (meter.Ticket, error) {
-	key := callerFrom(ctx)
-	plan, ok := meter.PlanFor(key.Plan)
-	if !ok {
-		plan, _ = meter.PlanFor("trial")
-	}
-	t, err := s.limiter.Admit(ctx, key.ID, plan, n)
-	if err != nil {
-		var limit *meter.LimitError
-		if errors.As(err, &limit) && limit.RetryAfter > 0 {
-			_ = grpc.SetHeader(ctx, metadata.Pairs("retry-after", strconv.Itoa(int(math.Ceil(limit.RetryAfter.Seconds())))))
-		}
-		return t, toAPI(err, s.upgradeURL)
-	}
-	return t, nil
-}
-
-func (s *Scoring) scoreOne(ctx context.Context, route, workflow string, payload *structpb.Struct, o decision.Options) (*scoringv1.ScoreResult, error) {
-	requestID := requestIDOf(ctx)
-	ticket, err := s.admit(ctx, 1)
-	if err != nil {
-		return nil, err
-	}
-	d, resp, err := s.decide(workflow, payload, o)
-	if err != nil {
-		ticket.Release()
-		return nil, toAPI(err, s.upgradeURL)
-	}
-	key := callerFrom(ctx)
-	ticket.Commit(1, s.record(key.ID, key.AccountID, requestID, route, d))
-	s.logDecision(ctx, requestID, route, key.Prefix, d)
-	return resp, nil
-}
-
-func (s *Scoring) record(keyID, accountID, requestID, route string, d decision.Decision) meter.RequestRecord {
-	return meter.RequestRecord{
-		RequestID: requestID, KeyID: keyID, AccountID: accountID, Endpoint: endpointOf[d.Workflow],
-		RouteID: route, ModelVersion: d.ModelVersion, ScoredAt: s.now().UTC(),
-	}
-}
-
 // structPayload is a claim.Payload over the gateway's structpb payload, read field by field: copying
 // it into a map with AsMap was 3 % of the service's CPU under the scoring load.
 type structPayload struct{ s *structpb.Struct }
@@ -301,59 +238,39 @@ func (p structPayload) Len() int { return len(p.s.GetFields()) }
 
 func (p structPayload) Names() iter.Seq[string] { return maps.Keys(p.s.GetFields()) }
 
-// decide validates and scores one payload.
-func (s *Scoring) decide(workflow string, payload *structpb.Struct, o decision.Options) (decision.Decision, *scoringv1.ScoreResult, error) {
-	// Check reports an unknown workflow like any other field error (rule "workflow").
-	w := claim.Workflow(workflow)
-	c, errs := claim.Check(w, structPayload{payload})
-	if len(errs) > 0 {
-		return decision.Decision{}, nil, errs
-	}
-	d, err := s.engine.Decide(w, &c, o)
-	if err != nil {
-		return decision.Decision{}, nil, err
-	}
-	return d, render(d, s.now()), nil
-}
-
 // ScoreBatch is POST /v1/score/batch: each item is scored on its own and bills one call when it
 // succeeds; the batch is admitted once (one request against the rate limit) for all its items.
 func (s *Scoring) ScoreBatch(ctx context.Context, req *scoringv1.ScoreBatchRequest) (*scoringv1.ScoreBatchResponse, error) {
-	requestID := requestIDOf(ctx)
-	items := req.GetItems()
-	if len(items) == 0 || len(items) > MaxBatchItems {
-		return nil, apierror.Newf(http.StatusUnprocessableEntity, "items must hold between 1 and %d score requests (got %d)", MaxBatchItems, len(items))
+	in := req.GetItems()
+	claims := make([]score.Claim, len(in))
+	for i, it := range in {
+		claims[i] = score.Claim{Workflow: it.GetWorkflow(), Payload: structPayload{it.GetPayload()}, Options: options(it.GetOptions())}
 	}
-	ticket, err := s.admit(ctx, len(items))
+	items, err := s.score.Batch(ctx, callerFrom(ctx), requestIDOf(ctx), claims)
 	if err != nil {
-		return nil, err
+		return nil, toAPI(ctx, err)
 	}
-	key := callerFrom(ctx)
 	out := &scoringv1.ScoreBatchResponse{Results: make([]*scoringv1.BatchResult, len(items))}
-	var records []meter.RequestRecord
+	succeeded := 0
 	for i, it := range items {
-		res := &scoringv1.BatchResult{Index: int32(i), Id: it.GetId()}
-		d, resp, err := s.decide(it.GetWorkflow(), it.GetPayload(), options(it.GetOptions()))
-		if err != nil {
-			res.Status, res.Error, res.Errors = itemError(err, s.upgradeURL)
+		res := &scoringv1.BatchResult{Index: int32(i), Id: in[i].GetId()}
+		if it.Err != nil {
+			res.Status, res.Error, res.Errors = itemError(ctx, it.Err)
 		} else {
-			res.Status, res.Result = http.StatusOK, resp
-			res.RequestId = requestID + "." + strconv.Itoa(i)
-			records = append(records, s.record(key.ID, key.AccountID, res.RequestId, RouteBatch, d))
-			s.logDecision(ctx, res.RequestId, RouteBatch, key.Prefix, d)
+			res.Status, res.Result, res.RequestId = http.StatusOK, render(it.Scored), it.RequestID
+			succeeded++
 		}
 		out.Results[i] = res
 	}
-	ticket.Commit(len(records), records...)
 	out.Summary = &scoringv1.BatchSummary{
-		Total: int32(len(items)), Succeeded: int32(len(records)), Failed: int32(len(items) - len(records)),
-		BillableCalls: int32(len(records)),
+		Total: int32(len(items)), Succeeded: int32(succeeded), Failed: int32(len(items) - succeeded),
+		BillableCalls: int32(succeeded),
 	}
 	return out, nil
 }
 
 // itemError renders an item's failure as the status and detail it would have had alone.
-func itemError(err error, upgradeURL string) (int32, string, []*scoringv1.FieldError) {
+func itemError(ctx context.Context, err error) (int32, string, []*scoringv1.FieldError) {
 	var fieldErrs claim.Errors
 	if errors.As(err, &fieldErrs) {
 		out := make([]*scoringv1.FieldError, len(fieldErrs))
@@ -362,7 +279,7 @@ func itemError(err error, upgradeURL string) (int32, string, []*scoringv1.FieldE
 		}
 		return http.StatusUnprocessableEntity, fieldErrs.Error(), out
 	}
-	e, ok := apierror.As(toAPI(err, upgradeURL))
+	e, ok := apierror.As(toAPI(ctx, err))
 	if !ok {
 		return http.StatusInternalServerError, "Internal Server Error", nil
 	}
@@ -370,13 +287,14 @@ func itemError(err error, upgradeURL string) (int32, string, []*scoringv1.FieldE
 	return int32(e.Status), detail, nil
 }
 
-// render builds the score response: exactly the fields of Document 2 "Score response".
-func render(d decision.Decision, now time.Time) *scoringv1.ScoreResult {
+// render builds the score response: exactly the fields of README "Score response".
+func render(sc score.Scored) *scoringv1.ScoreResult {
+	d := sc.Decision
 	resp := &scoringv1.ScoreResult{
 		Workflow: string(d.Workflow), Score: d.Score, RiskLevel: d.RiskLevel, Confidence: d.Confidence,
 		ModelVersion: d.ModelVersion, Explanation: &scoringv1.Explanation{TopFactors: make([]*scoringv1.Factor, len(d.Factors))},
 		Details:  &scoringv1.Details{Workflow: string(d.Workflow)},
-		ScoredAt: timestamppb.New(now.UTC().Truncate(time.Millisecond)),
+		ScoredAt: timestamppb.New(sc.At.Truncate(time.Millisecond)),
 	}
 	for i, f := range d.Factors {
 		resp.Explanation.TopFactors[i] = &scoringv1.Factor{Feature: f.Name, Contribution: f.Contribution, Direction: f.Direction}

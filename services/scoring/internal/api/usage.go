@@ -14,14 +14,11 @@ import (
 // Usage implements scoring.v1.UsageService. Neither method is billable or rate limited.
 type Usage struct {
 	scoringv1.UnimplementedUsageServiceServer
-	meter      *meter.Meter
-	upgradeURL string
+	meter *meter.Meter
 }
 
 // NewUsage returns the service.
-func NewUsage(m *meter.Meter, upgradeURL string) *Usage {
-	return &Usage{meter: m, upgradeURL: upgradeURL}
-}
+func NewUsage(m *meter.Meter) *Usage { return &Usage{meter: m} }
 
 func (u *Usage) snapshot(ctx context.Context) (meter.Usage, meter.Plan, string, error) {
 	key := callerFrom(ctx)
@@ -45,9 +42,7 @@ func (u *Usage) GetLimits(ctx context.Context, _ *scoringv1.GetLimitsRequest) (*
 		HardQuota: plan.HardQuota, Period: snap.Period, Used: count(snap.Used), Remaining: count(snap.Remaining),
 		ResetsAt: timestamppb.New(snap.ResetsAt),
 	}
-	if plan.HardQuota {
-		out.UpgradeUrl = u.upgradeURL
-	}
+	out.UpgradeUrl = snap.UpgradeURL
 	return &scoringv1.GetLimitsResponse{Limits: out}, nil
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/keys"
 )
 
@@ -26,10 +27,6 @@ var (
 	ErrNotTrial = errors.New("account is not on the trial plan")
 	// ErrKeyNotTrial is a key other than a trial key asking for a checkout for itself.
 	ErrKeyNotTrial = errors.New("only a trial key may open a checkout")
-	// ErrNotFound is an unknown account, e-mail or key (stores return it too).
-	ErrNotFound = errors.New("not found")
-	// ErrInvalid is a request the use case refuses; its text says why.
-	ErrInvalid = errors.New("invalid")
 	// ErrProcessor is the payment processor failing or refusing a call; the cause is logged only.
 	ErrProcessor = errors.New("payment processor unavailable")
 	// ErrSignature is a webhook whose signature header is missing, malformed or does not match.
@@ -96,7 +93,7 @@ type Processor interface {
 	ParseEvent(payload []byte, signatureHeader string) (Event, error)
 }
 
-// Store persists billing state. Lookups return ErrNotFound for unknown rows.
+// Store persists billing state. Lookups return fault.ErrNotFound for unknown rows.
 type Store interface {
 	BillingAccount(ctx context.Context, accountID string) (Account, error)
 	// BillingAccountByEmail finds the account of an e-mail: the account's own, or else the newest
@@ -186,13 +183,13 @@ func (s *Service) CheckoutForAccount(ctx context.Context, sel Selector) (Session
 	)
 	switch {
 	case (email == "") == (keyID == ""):
-		return Session{}, fmt.Errorf("%w: name the account by exactly one of email and key_id", ErrInvalid)
+		return Session{}, fmt.Errorf("%w: name the account by exactly one of email and key_id", fault.ErrInvalid)
 	case keyID != "":
 		if uuid.Validate(keyID) != nil {
-			return Session{}, fmt.Errorf("%w: key_id is not a key id", ErrInvalid)
+			return Session{}, fmt.Errorf("%w: key_id is not a key id", fault.ErrInvalid)
 		}
-		if key, err = s.store.KeyByID(ctx, keyID); errors.Is(err, ErrNotFound) {
-			return Session{}, fmt.Errorf("%w: no key has this key_id", ErrNotFound)
+		if key, err = s.store.KeyByID(ctx, keyID); errors.Is(err, fault.ErrNotFound) {
+			return Session{}, fmt.Errorf("%w: no key has this key_id", fault.ErrNotFound)
 		} else if err != nil {
 			return Session{}, err
 		}
@@ -202,8 +199,8 @@ func (s *Service) CheckoutForAccount(ctx context.Context, sel Selector) (Session
 			return Session{}, err
 		}
 		acct, err = s.store.BillingAccountByEmail(ctx, email)
-		if errors.Is(err, ErrNotFound) {
-			return Session{}, fmt.Errorf("%w: no account has this e-mail (issue it a key first)", ErrNotFound)
+		if errors.Is(err, fault.ErrNotFound) {
+			return Session{}, fmt.Errorf("%w: no account has this e-mail (issue it a key first)", fault.ErrNotFound)
 		}
 	}
 	if err != nil {
@@ -264,8 +261,8 @@ func (s *Service) AccountStatus(ctx context.Context, email string) (Status, erro
 		return Status{}, err
 	}
 	acct, err := s.store.BillingAccountByEmail(ctx, email)
-	if errors.Is(err, ErrNotFound) {
-		return Status{}, fmt.Errorf("%w: no account has this e-mail", ErrNotFound)
+	if errors.Is(err, fault.ErrNotFound) {
+		return Status{}, fmt.Errorf("%w: no account has this e-mail", fault.ErrNotFound)
 	}
 	if err != nil {
 		return Status{}, err
@@ -311,7 +308,7 @@ func normalizeEmail(e string) string { return strings.ToLower(strings.TrimSpace(
 
 func checkEmail(e string) error {
 	if e == "" || !strings.Contains(e, "@") || len(e) > 254 {
-		return fmt.Errorf("%w: email is not an e-mail address", ErrInvalid)
+		return fmt.Errorf("%w: email is not an e-mail address", fault.ErrInvalid)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/trustlayer/trustlayer/pkg/pgtest"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/controlplane"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/keys"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/store"
 )
@@ -102,7 +103,7 @@ func TestAgentKeyJoinsTheWorkspaceOfASignup(t *testing.T) {
 	if err != nil || len(list) != 0 {
 		t.Errorf("the workspace's key list: got %v, %v; want empty (the agent key is hidden)", list, err)
 	}
-	if _, err := cp.AgentKey(ctx, "not an e-mail"); !errors.Is(err, controlplane.ErrInvalid) {
-		t.Errorf("AgentKey(not an e-mail): got %v, want ErrInvalid", err)
+	if _, err := cp.AgentKey(ctx, "not an e-mail"); !errors.Is(err, fault.ErrInvalid) {
+		t.Errorf("AgentKey(not an e-mail): got %v, want fault.ErrInvalid", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/trustlayer/trustlayer/pkg/auth"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/keys"
 )
 
@@ -56,7 +57,7 @@ func (s *Service) CreateKey(ctx context.Context, sess Session, name, delivery st
 		delivery = DeliveryResponse
 	}
 	if delivery != DeliveryResponse && delivery != DeliverySetupLink {
-		return Created{}, fmt.Errorf("%w: delivery must be %q or %q", ErrInvalid, DeliveryResponse, DeliverySetupLink)
+		return Created{}, fmt.Errorf("%w: delivery must be %q or %q", fault.ErrInvalid, DeliveryResponse, DeliverySetupLink)
 	}
 	name, err := checkKeyName(name)
 	if err != nil {
@@ -113,26 +114,37 @@ func (s *Service) ListKeys(ctx context.Context, sess Session) ([]Listed, error) 
 	return out, nil
 }
 
-// RevokeKey revokes one of the workspace's keys; a key of another workspace is ErrNotFound.
+// RevokeKey revokes one of the workspace's keys; a key of another workspace is fault.ErrNotFound.
 func (s *Service) RevokeKey(ctx context.Context, sess Session, keyID string) error {
 	err := s.keys.RevokeForAccount(ctx, sess.Workspace.ID, keyID)
-	if errors.Is(err, keys.ErrNotFound) {
-		return ErrNotFound
+	if errors.Is(err, fault.ErrNotFound) {
+		return fmt.Errorf("%w: API key not found in this workspace", fault.ErrNotFound)
 	}
 	return err
 }
+
+// errNoSetupLink is an unknown setup link token, or a link whose key is gone.
+var errNoSetupLink = fmt.Errorf("%w: setup link not found", fault.ErrNotFound)
 
 // SetupStatus describes a pending setup link without using it.
 func (s *Service) SetupStatus(ctx context.Context, token string) (keys.Key, time.Time, error) {
 	link, err := s.store.SetupLinkByHash(ctx, auth.HashAPIKey(token))
 	if err != nil {
-		return keys.Key{}, time.Time{}, err
+		return keys.Key{}, time.Time{}, setupLinkError(err)
 	}
 	if err := s.linkState(link); err != nil {
 		return keys.Key{}, time.Time{}, err
 	}
 	k, err := s.accountKey(ctx, link.AccountID, link.KeyID)
-	return k, link.ExpiresAt, err
+	return k, link.ExpiresAt, setupLinkError(err)
+}
+
+// setupLinkError names what was not found when a setup link's lookup found nothing.
+func setupLinkError(err error) error {
+	if errors.Is(err, fault.ErrNotFound) {
+		return errNoSetupLink
+	}
+	return err
 }
 
 // RevealSetup returns the key of a setup link with its secret, once: the link is consumed in the
@@ -140,11 +152,11 @@ func (s *Service) SetupStatus(ctx context.Context, token string) (keys.Key, time
 func (s *Service) RevealSetup(ctx context.Context, token string) (keys.Issued, error) {
 	hash := auth.HashAPIKey(token)
 	link, err := s.store.ConsumeSetupLink(ctx, hash, s.now())
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, fault.ErrNotFound) {
 		// Say why: unknown (404), or used, expired or revoked (410).
 		link, err := s.store.SetupLinkByHash(ctx, hash)
 		if err != nil {
-			return keys.Issued{}, err
+			return keys.Issued{}, setupLinkError(err)
 		}
 		if err := s.linkState(link); err != nil {
 			return keys.Issued{}, err
@@ -160,7 +172,7 @@ func (s *Service) RevealSetup(ctx context.Context, token string) (keys.Issued, e
 	}
 	k, err := s.accountKey(ctx, link.AccountID, link.KeyID)
 	if err != nil {
-		return keys.Issued{}, err
+		return keys.Issued{}, setupLinkError(err)
 	}
 	return keys.Issued{Key: k, Secret: string(secret)}, nil
 }
@@ -188,7 +200,7 @@ func (s *Service) accountKey(ctx context.Context, accountID, keyID string) (keys
 			return k, nil
 		}
 	}
-	return keys.Key{}, ErrNotFound
+	return keys.Key{}, fault.ErrNotFound
 }
 
 // seal encrypts a key's secret under a key derived from the link's token (HKDF-SHA256, RFC 5869;

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/trustlayer/trustlayer/pkg/auth"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 )
 
 // sessionKind starts every session token ("wss_..."), so that a leaked one is recognisable and
@@ -55,7 +56,7 @@ func (s *Service) Signup(ctx context.Context, c Credentials, workspaceName strin
 		return Opened{}, err
 	}
 	w, hash, err := s.store.WorkspaceByEmail(ctx, email)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, fault.ErrNotFound) {
 		hash, err := s.hasher.hash(ctx, c.Password)
 		if err != nil {
 			return Opened{}, err
@@ -97,7 +98,7 @@ func (s *Service) Login(ctx context.Context, c Credentials) (Opened, error) {
 
 func (s *Service) loginExisting(ctx context.Context, email, password string, attempts []int64, wrong error) (Opened, error) {
 	w, hash, err := s.store.WorkspaceByEmail(ctx, email)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, fault.ErrNotFound) {
 		_, _, _ = s.hasher.verify(ctx, password, "")
 		return Opened{}, wrong
 	}
@@ -171,7 +172,7 @@ func (s *Service) Authenticate(ctx context.Context, token string) (Session, erro
 		return Session{}, ErrUnauthenticated
 	}
 	sess, err := s.store.SessionByHash(ctx, auth.HashAPIKey(token))
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, fault.ErrNotFound) {
 		return Session{}, ErrUnauthenticated
 	}
 	if err != nil {

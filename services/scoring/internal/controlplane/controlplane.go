@@ -17,8 +17,6 @@ import (
 
 // Errors of the use cases. A wrapped error's text after the sentinel is written for the caller.
 var (
-	// ErrInvalid is a request the use case refuses (bad e-mail, name, delivery); its text says why.
-	ErrInvalid = errors.New("invalid")
 	// ErrWeakPassword is a password a new account may not have.
 	ErrWeakPassword = errors.New("weak password")
 	// ErrBadCredentials is a wrong password, an unknown e-mail, or an account without a password:
@@ -29,9 +27,6 @@ var (
 	ErrEmailTaken = errors.New("an account with this email already exists")
 	// ErrUnauthenticated is a session token that is missing, unknown, expired or logged out.
 	ErrUnauthenticated = errors.New("unauthenticated")
-	// ErrNotFound is a key id that is not one of the workspace's keys, or an unknown setup link
-	// (stores return it too).
-	ErrNotFound = errors.New("not found")
 	// ErrGone is a setup link that was used, has expired, or whose key was revoked.
 	ErrGone = errors.New("gone")
 	// ErrEmailExists is what Store.CreateWorkspace returns when another request created the account
@@ -99,7 +94,7 @@ type Attempt struct {
 }
 
 // Store persists workspaces, sessions, the sign-in throttle and setup links. Methods that look up
-// one row return ErrNotFound when there is none.
+// one row return fault.ErrNotFound when there is none.
 type Store interface {
 	// WorkspaceByEmail returns the account of email and its password hash ("" when it has none).
 	WorkspaceByEmail(ctx context.Context, email string) (Workspace, string, error)
@@ -127,7 +122,7 @@ type Store interface {
 	CreateSetupLink(ctx context.Context, l NewSetupLink) error
 	SetupLinkByHash(ctx context.Context, hash string) (SetupLink, error)
 	// ConsumeSetupLink marks a pending, unexpired link of a live key revealed and returns its sealed
-	// secret; ErrNotFound when the link is not in that state (the caller looks again to say why).
+	// secret; fault.ErrNotFound when the link is not in that state (the caller looks again to say why).
 	ConsumeSetupLink(ctx context.Context, hash string, now time.Time) (SetupLink, error)
 	// PendingSetupKeys returns the ids of the account's keys whose setup link is pending at now.
 	PendingSetupKeys(ctx context.Context, accountID string, now time.Time) (map[string]bool, error)

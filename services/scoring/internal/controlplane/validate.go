@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 )
 
 // Password length bounds. NIST SP 800-63B-4 (section 3.1.1.2) asks at least 15 characters of a
@@ -19,24 +21,24 @@ const (
 // MaxWorkspaceNameRunes bounds a workspace name.
 const MaxWorkspaceNameRunes = 100
 
-// NormalizeEmail returns the address in the form accounts store it (lower case) or ErrInvalid. The
+// NormalizeEmail returns the address in the form accounts store it (lower case) or fault.ErrInvalid. The
 // parsing is net/mail's (RFC 5322); a display name ("Ann <ann@example.com>"), a group or a local
 // address without a domain with a dot is refused, and so is anything longer than the 254 characters
 // an SMTP path allows (RFC 5321 section 4.5.3.1.3).
 func NormalizeEmail(email string) (string, error) {
 	email = strings.TrimSpace(email)
 	if email == "" {
-		return "", fmt.Errorf("%w: email is required", ErrInvalid)
+		return "", fmt.Errorf("%w: email is required", fault.ErrInvalid)
 	}
 	addr, err := mail.ParseAddress(email)
 	if err != nil || addr.Name != "" || addr.Address != email || len(email) > 254 {
-		return "", fmt.Errorf("%w: email is not a valid e-mail address", ErrInvalid)
+		return "", fmt.Errorf("%w: email is not a valid e-mail address", fault.ErrInvalid)
 	}
 	at := strings.LastIndexByte(email, '@')
 	domain := email[at+1:]
 	if at < 1 || !strings.Contains(domain, ".") || strings.HasPrefix(domain, ".") || strings.HasSuffix(domain, ".") ||
 		strings.HasPrefix(domain, "[") {
-		return "", fmt.Errorf("%w: email is not a valid e-mail address", ErrInvalid)
+		return "", fmt.Errorf("%w: email is not a valid e-mail address", fault.ErrInvalid)
 	}
 	return strings.ToLower(email), nil
 }
@@ -70,13 +72,13 @@ func CheckPassword(password string) error {
 func CheckWorkspaceName(name string) (string, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
-		return "", fmt.Errorf("%w: workspace_name must not be empty", ErrInvalid)
+		return "", fmt.Errorf("%w: workspace_name must not be empty", fault.ErrInvalid)
 	}
 	if !utf8.ValidString(name) || strings.IndexFunc(name, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0 {
-		return "", fmt.Errorf("%w: workspace_name must hold printable characters only", ErrInvalid)
+		return "", fmt.Errorf("%w: workspace_name must hold printable characters only", fault.ErrInvalid)
 	}
 	if utf8.RuneCountInString(name) > MaxWorkspaceNameRunes {
-		return "", fmt.Errorf("%w: workspace_name must be at most %d characters", ErrInvalid, MaxWorkspaceNameRunes)
+		return "", fmt.Errorf("%w: workspace_name must be at most %d characters", fault.ErrInvalid, MaxWorkspaceNameRunes)
 	}
 	return name, nil
 }
@@ -88,10 +90,10 @@ const MaxKeyNameRunes = 100
 func checkKeyName(name string) (string, error) {
 	name = strings.TrimSpace(name)
 	if !utf8.ValidString(name) || strings.IndexFunc(name, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0 {
-		return "", fmt.Errorf("%w: name must hold printable characters only", ErrInvalid)
+		return "", fmt.Errorf("%w: name must hold printable characters only", fault.ErrInvalid)
 	}
 	if utf8.RuneCountInString(name) > MaxKeyNameRunes {
-		return "", fmt.Errorf("%w: name must be at most %d characters", ErrInvalid, MaxKeyNameRunes)
+		return "", fmt.Errorf("%w: name must be at most %d characters", fault.ErrInvalid, MaxKeyNameRunes)
 	}
 	return name, nil
 }

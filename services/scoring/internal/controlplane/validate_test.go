@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 )
 
 func TestNormalizeEmail(t *testing.T) {
@@ -31,8 +33,8 @@ func TestNormalizeEmail(t *testing.T) {
 	} {
 		got, err := NormalizeEmail(tt.in)
 		if tt.want == "" {
-			if !errors.Is(err, ErrInvalid) {
-				t.Errorf("NormalizeEmail(%q): got %q, %v; want ErrInvalid", tt.in, got, err)
+			if !errors.Is(err, fault.ErrInvalid) {
+				t.Errorf("NormalizeEmail(%q): got %q, %v; want fault.ErrInvalid", tt.in, got, err)
 			}
 			continue
 		}
@@ -96,8 +98,8 @@ func FuzzNormalizeEmail(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		got, err := NormalizeEmail(s)
 		if err != nil {
-			if !errors.Is(err, ErrInvalid) {
-				t.Fatalf("NormalizeEmail(%q): error %v is not ErrInvalid", s, err)
+			if !errors.Is(err, fault.ErrInvalid) {
+				t.Fatalf("NormalizeEmail(%q): error %v is not fault.ErrInvalid", s, err)
 			}
 			return
 		}

@@ -12,17 +12,14 @@ import (
 	"strings"
 
 	"github.com/trustlayer/trustlayer/services/scoring/internal/claim"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/model"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/policysignal"
 )
 
-// Errors of Decide. Both carry a message for the caller.
-var (
-	// ErrPinUnavailable is a pinned model version that is not served while allow_fallback is false (409).
-	ErrPinUnavailable = errors.New("pinned model version unavailable")
-	// ErrInvalidOption is an option value outside its enumeration (422).
-	ErrInvalidOption = errors.New("invalid option")
-)
+// ErrPinUnavailable is a pinned model version that is not served while allow_fallback is false
+// (409); its text names the version. An option outside its enumeration is fault.ErrInvalid (422).
+var ErrPinUnavailable = errors.New("pinned model version unavailable")
 
 // Operating points of the denial model.
 const (
@@ -148,33 +145,37 @@ const (
 
 // Decide scores c for workflow w.
 func (e *Engine) Decide(w claim.Workflow, c *claim.Claim, o Options) (Decision, error) {
-	if err := o.check(); err != nil {
+	profile, err := o.check()
+	if err != nil {
 		return Decision{}, err
 	}
 	switch w {
 	case claim.Denial:
-		return e.denial(c, o)
+		return e.denial(c, o, profile)
 	case claim.PriorAuth:
 		return e.priorAuth(c, o)
 	case claim.Reimbursement:
 		return e.reimbursement(c, o)
 	}
-	return Decision{}, fmt.Errorf("%w: unknown workflow %q", ErrInvalidOption, w)
+	return Decision{}, fmt.Errorf("%w: unknown workflow %q", fault.ErrInvalid, w)
 }
 
-// check refuses option values outside their sets whatever the workflow: operating_point and
+// check refuses option values outside their sets whatever the workflow, and returns the explicit
+// distribution profile, parsed (empty when the caller named none): operating_point and
 // distribution_profile steer only the denial model, and the other workflows ignore them, but a
 // misspelt value is a caller's mistake to report, not to ignore.
-func (o Options) check() error {
+func (o Options) check() (model.Profile, error) {
 	if o.OperatingPoint != "" && !slices.Contains(OperatingPoints, o.OperatingPoint) {
-		return fmt.Errorf("%w: options.operating_point must be one of %s (got %q)", ErrInvalidOption, strings.Join(OperatingPoints, ", "), o.OperatingPoint)
+		return "", fmt.Errorf("%w: options.operating_point must be one of %s (got %q)", fault.ErrInvalid, strings.Join(OperatingPoints, ", "), o.OperatingPoint)
 	}
-	if o.DistributionProfile != "" {
-		if _, ok := model.ParseProfile(o.DistributionProfile); !ok {
-			return unknownProfile(o.DistributionProfile)
-		}
+	if o.DistributionProfile == "" {
+		return "", nil
 	}
-	return nil
+	p, ok := model.ParseProfile(o.DistributionProfile)
+	if !ok {
+		return "", unknownProfile(o.DistributionProfile)
+	}
+	return p, nil
 }
 
 func unknownProfile(got string) error {
@@ -182,7 +183,7 @@ func unknownProfile(got string) error {
 	for i, p := range model.Profiles {
 		names[i] = string(p)
 	}
-	return fmt.Errorf("%w: options.distribution_profile must be one of %s (got %q)", ErrInvalidOption, strings.Join(names, ", "), got)
+	return fmt.Errorf("%w: options.distribution_profile must be one of %s (got %q)", fault.ErrInvalid, strings.Join(names, ", "), got)
 }
 
 // pick resolves options.model_version against the current version: a served pin is used, an
@@ -200,16 +201,14 @@ func pick(w claim.Workflow, current string, o Options, served func(string) bool)
 	return current, o.ModelVersion, nil
 }
 
-func (e *Engine) denial(c *claim.Claim, o Options) (Decision, error) {
+// denial scores a denial claim; explicit is the caller's distribution profile, if any (check).
+func (e *Engine) denial(c *claim.Claim, o Options, explicit model.Profile) (Decision, error) {
 	op := o.OperatingPoint
 	if op == "" {
 		op = Balanced
 	}
 	opIndex := slices.Index(OperatingPoints, op) // a known one: Decide checked it
-	profile, source, err := Route(c, o.DistributionProfile)
-	if err != nil {
-		return Decision{}, err
-	}
+	profile, source := Route(c, explicit)
 	version, unavailable, err := pick(claim.Denial, model.DenialVersion, o, func(v string) bool { _, ok := e.models.Denial(v, profile); return ok })
 	if err != nil {
 		return Decision{}, err
@@ -240,23 +239,19 @@ func (e *Engine) denial(c *claim.Claim, o Options) (Decision, error) {
 	}, nil
 }
 
-// Route applies Document 2's profile precedence: an explicit profile, then the payload's data_source
-// hint, then auto-detection, then the default.
-func Route(c *claim.Claim, explicit string) (model.Profile, string, error) {
+// Route applies the profile precedence of README "Denial routing": an explicit profile (a parsed
+// one, or empty), then the payload's data_source hint, then auto-detection, then the default.
+func Route(c *claim.Claim, explicit model.Profile) (model.Profile, string) {
 	if explicit != "" {
-		p, ok := model.ParseProfile(explicit)
-		if !ok {
-			return "", "", unknownProfile(explicit)
-		}
-		return p, RoutedExplicit, nil
+		return explicit, RoutedExplicit
 	}
 	if p, ok := profileFromHint(c.DataSource); ok {
-		return p, RoutedDataSource, nil
+		return p, RoutedDataSource
 	}
 	if p, ok := model.DetectProfile(c); ok {
-		return p, RoutedDetected, nil
+		return p, RoutedDetected
 	}
-	return DefaultProfile, RoutedDefault, nil
+	return DefaultProfile, RoutedDefault
 }
 
 // profileFromHint maps a data_source hint to a profile: a profile name itself, or a word that names the

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/trustlayer/trustlayer/services/scoring/internal/claim"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/model"
 )
 
@@ -26,25 +27,27 @@ func TestRoutePrecedence(t *testing.T) {
 	} {
 		c := officeVisit
 		c.DataSource = tc.hint
-		got, source, err := Route(&c, tc.explicit)
-		if err != nil || got != tc.want || source != tc.wantSource {
-			t.Errorf("%s: got %s/%s/%v, want %s/%s", tc.name, got, source, err, tc.want, tc.wantSource)
+		explicit, err := Options{DistributionProfile: tc.explicit}.check()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got, source := Route(&c, explicit)
+		if got != tc.want || source != tc.wantSource {
+			t.Errorf("%s: got %s/%s, want %s/%s", tc.name, got, source, tc.want, tc.wantSource)
 		}
 	}
 	// Without explicit profile or usable hint, detection decides, or the default applies.
 	c := officeVisit
 	c.DataSource = "clearinghouse-7"
-	got, source, err := Route(&c, "")
+	got, source := Route(&c, "")
 	detected, ok := model.DetectProfile(&c)
 	switch {
-	case err != nil:
-		t.Fatal(err)
 	case ok && (source != RoutedDetected || got != detected):
 		t.Errorf("detected %s, routed %s/%s", detected, got, source)
 	case !ok && (source != RoutedDefault || got != DefaultProfile):
 		t.Errorf("undetected claim routed %s/%s, want the default", got, source)
 	}
-	if _, _, err := Route(&c, "medicare"); !errors.Is(err, ErrInvalidOption) {
+	if _, err := (Options{DistributionProfile: "medicare"}).check(); !errors.Is(err, fault.ErrInvalid) {
 		t.Errorf("unknown explicit profile: %v", err)
 	}
 }
@@ -97,7 +100,7 @@ func TestDecideDenialUsesTableAndOverride(t *testing.T) {
 	if err != nil || d.Denial.Threshold != 0.5 || d.Denial.ThresholdSource != "deployment_override" {
 		t.Errorf("override: %+v %v", d.Denial, err)
 	}
-	if _, err := New(models, nil, Config{}).Decide(claim.Denial, &c, Options{OperatingPoint: "max"}); !errors.Is(err, ErrInvalidOption) {
+	if _, err := New(models, nil, Config{}).Decide(claim.Denial, &c, Options{OperatingPoint: "max"}); !errors.Is(err, fault.ErrInvalid) {
 		t.Errorf("unknown operating point: %v", err)
 	}
 }
@@ -156,7 +159,7 @@ func TestOptionValuesCheckedForEveryWorkflow(t *testing.T) {
 			{"unknown profile", Options{DistributionProfile: "medicaid"}, true},
 		} {
 			_, err := e.Decide(w, &c, tc.o)
-			if got := errors.Is(err, ErrInvalidOption); got != tc.invalid || (!tc.invalid && err != nil) {
+			if got := errors.Is(err, fault.ErrInvalid); got != tc.invalid || (!tc.invalid && err != nil) {
 				t.Errorf("%s, %s: %v, want invalid=%v", w, tc.name, err, tc.invalid)
 			}
 		}

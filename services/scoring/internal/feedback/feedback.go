@@ -14,14 +14,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/meter"
 )
-
-// ErrInvalid is feedback the service refuses (422); the error text says why.
-var ErrInvalid = errors.New("invalid feedback")
-
-// ErrNotFound is what Store.RequestRecord returns for an unknown request id.
-var ErrNotFound = errors.New("request record not found")
 
 // Limits and enumerations.
 const (
@@ -96,11 +91,11 @@ func (s *Service) Submit(ctx context.Context, keyID, accountID string, in Input)
 	}
 	switch {
 	case s.now().Sub(rec.ScoredAt) > Retention:
-		return Feedback{}, fmt.Errorf("%w: request_id has expired: feedback is accepted for %d days after scoring", ErrInvalid, int(Retention.Hours()/24))
+		return Feedback{}, fmt.Errorf("%w: request_id has expired: feedback is accepted for %d days after scoring", fault.ErrInvalid, int(Retention.Hours()/24))
 	case rec.AccountID != accountID:
-		return Feedback{}, fmt.Errorf("%w: request_id was not issued to the caller's account", ErrInvalid)
+		return Feedback{}, fmt.Errorf("%w: request_id was not issued to the caller's account", fault.ErrInvalid)
 	case rec.Endpoint != in.Endpoint:
-		return Feedback{}, fmt.Errorf("%w: endpoint %q does not match the scored call (%s)", ErrInvalid, in.Endpoint, rec.Endpoint)
+		return Feedback{}, fmt.Errorf("%w: endpoint %q does not match the scored call (%s)", fault.ErrInvalid, in.Endpoint, rec.Endpoint)
 	}
 	return s.store.CreateFeedback(ctx, Feedback{
 		ID: uuid.NewString(), RequestID: rec.RequestID, KeyID: keyID, Endpoint: in.Endpoint,
@@ -113,7 +108,7 @@ func (s *Service) Submit(ctx context.Context, keyID, accountID string, in Input)
 // it (feedback can follow its scoring call within the flush interval).
 func (s *Service) record(ctx context.Context, id string) (meter.RequestRecord, error) {
 	if id == "" {
-		return meter.RequestRecord{}, fmt.Errorf("%w: request_id is required", ErrInvalid)
+		return meter.RequestRecord{}, fmt.Errorf("%w: request_id is required", fault.ErrInvalid)
 	}
 	if s.pending != nil && s.pending.PendingRecord(id) {
 		if err := s.pending.Flush(ctx); err != nil {
@@ -121,26 +116,26 @@ func (s *Service) record(ctx context.Context, id string) (meter.RequestRecord, e
 		}
 	}
 	rec, err := s.store.RequestRecord(ctx, id)
-	if errors.Is(err, ErrNotFound) {
-		return meter.RequestRecord{}, fmt.Errorf("%w: request_id is unknown or has expired", ErrInvalid)
+	if errors.Is(err, fault.ErrNotFound) {
+		return meter.RequestRecord{}, fmt.Errorf("%w: request_id is unknown or has expired", fault.ErrInvalid)
 	}
 	return rec, err
 }
 
 func validate(in Input) error {
 	if !slices.Contains(Endpoints, in.Endpoint) {
-		return fmt.Errorf("%w: endpoint must be one of %s (got %q)", ErrInvalid, strings.Join(Endpoints, ", "), in.Endpoint)
+		return fmt.Errorf("%w: endpoint must be one of %s (got %q)", fault.ErrInvalid, strings.Join(Endpoints, ", "), in.Endpoint)
 	}
 	for _, f := range []struct{ name, v string }{{"observed_outcome", in.ObservedOutcome}, {"expected_outcome", in.ExpectedOutcome}} {
 		if !slices.Contains(Outcomes, f.v) {
-			return fmt.Errorf("%w: %s must be one of %s (got %q)", ErrInvalid, f.name, strings.Join(Outcomes, ", "), f.v)
+			return fmt.Errorf("%w: %s must be one of %s (got %q)", fault.ErrInvalid, f.name, strings.Join(Outcomes, ", "), f.v)
 		}
 	}
 	if n := len([]rune(in.Notes)); n > MaxNotes {
-		return fmt.Errorf("%w: notes must be at most %d characters (got %d)", ErrInvalid, MaxNotes, n)
+		return fmt.Errorf("%w: notes must be at most %d characters (got %d)", fault.ErrInvalid, MaxNotes, n)
 	}
 	if kind, ok := PHIKind(in.Notes); ok {
-		return fmt.Errorf("%w: notes must not contain PHI-like content (found what looks like %s)", ErrInvalid, kind)
+		return fmt.Errorf("%w: notes must not contain PHI-like content (found what looks like %s)", fault.ErrInvalid, kind)
 	}
 	return nil
 }

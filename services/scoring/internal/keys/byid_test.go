@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 )
 
 // byIDStore holds keys by id.
@@ -17,7 +19,7 @@ func (s *byIDStore) KeyByID(_ context.Context, id string) (Key, error) {
 	if k, ok := s.byID[id]; ok {
 		return k, nil
 	}
-	return Key{}, ErrNotFound
+	return Key{}, fault.ErrNotFound
 }
 
 func (s *byIDStore) KeysByID(_ context.Context, ids []string) (map[string]Key, error) {

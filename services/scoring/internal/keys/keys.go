@@ -19,16 +19,13 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/trustlayer/trustlayer/pkg/auth"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 )
 
 // Errors of the use cases.
 var (
 	// ErrUnauthenticated is a token that is unknown, malformed, expired or revoked.
 	ErrUnauthenticated = errors.New("unauthenticated")
-	// ErrNotFound is an unknown key id (stores return it too).
-	ErrNotFound = errors.New("not found")
-	// ErrInvalid is a request the use case refuses (unknown plan, bad ttl); its text says why.
-	ErrInvalid = errors.New("invalid")
 )
 
 // Key kinds.
@@ -68,7 +65,7 @@ type NewKey struct {
 	Scopes                                               []string
 }
 
-// Store persists keys. KeyByHash and KeyByID return ErrNotFound for unknown keys; KeysByHash and
+// Store persists keys. KeyByHash and KeyByID return fault.ErrNotFound for unknown keys; KeysByHash and
 // KeysByID read many keys in one query and leave unknown ones out of their maps, which are keyed by
 // the hashes and ids as given.
 type Store interface {
@@ -155,10 +152,10 @@ func (s *Service) Issue(ctx context.Context, plan, email, name string, scopes []
 		plan = "paid"
 	}
 	if !slices.Contains(Plans, plan) {
-		return Issued{}, fmt.Errorf("%w: plan must be one of %s", ErrInvalid, strings.Join(Plans, ", "))
+		return Issued{}, fmt.Errorf("%w: plan must be one of %s", fault.ErrInvalid, strings.Join(Plans, ", "))
 	}
 	if email != "" && (!strings.Contains(email, "@") || len(email) > 254) {
-		return Issued{}, fmt.Errorf("%w: email is not an e-mail address", ErrInvalid)
+		return Issued{}, fmt.Errorf("%w: email is not an e-mail address", fault.ErrInvalid)
 	}
 	if err := checkScopes(scopes); err != nil {
 		return Issued{}, err
@@ -187,7 +184,7 @@ func (s *Service) issue(ctx context.Context, k NewKey, secretKind string) (Issue
 func checkScopes(scopes []string) error {
 	for _, sc := range scopes {
 		if sc != ScopeMetricsRead {
-			return fmt.Errorf("%w: unknown scope %q (known: %s)", ErrInvalid, sc, ScopeMetricsRead)
+			return fmt.Errorf("%w: unknown scope %q (known: %s)", fault.ErrInvalid, sc, ScopeMetricsRead)
 		}
 	}
 	return nil
@@ -206,11 +203,11 @@ func (s *Service) IssueToken(ctx context.Context, subject string, scopes []strin
 		ttl = DefaultTokenTTL
 	}
 	if ttl < time.Minute || ttl > MaxTokenTTL {
-		return Token{}, fmt.Errorf("%w: ttl_seconds must be between 60 and %d", ErrInvalid, int(MaxTokenTTL.Seconds()))
+		return Token{}, fmt.Errorf("%w: ttl_seconds must be between 60 and %d", fault.ErrInvalid, int(MaxTokenTTL.Seconds()))
 	}
 	subject = strings.TrimSpace(subject)
 	if subject == "" || len(subject) > 200 {
-		return Token{}, fmt.Errorf("%w: subject is required (at most 200 characters)", ErrInvalid)
+		return Token{}, fmt.Errorf("%w: subject is required (at most 200 characters)", fault.ErrInvalid)
 	}
 	if err := checkScopes(scopes); err != nil {
 		return Token{}, err
@@ -284,7 +281,7 @@ func (s *Service) lookup(ctx context.Context, cacheKey string) (Key, error) {
 	} else {
 		k, err = s.store.KeyByHash(ctx, cacheKey)
 	}
-	if errors.Is(err, ErrNotFound) || err == nil && k.RevokedAt != nil {
+	if errors.Is(err, fault.ErrNotFound) || err == nil && k.RevokedAt != nil {
 		s.cache.Delete(cacheKey)
 		return Key{}, ErrUnauthenticated
 	}

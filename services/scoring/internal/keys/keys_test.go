@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trustlayer/trustlayer/pkg/auth"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 )
 
 // memStore is a Store in memory that counts lookups: single ones, and the batches of background
@@ -47,14 +48,14 @@ func (m *memStore) KeysByID(context.Context, []string) (map[string]Key, error) {
 func (m *memStore) CreateKey(context.Context, NewKey) (Key, error) {
 	return Key{}, errors.New("unused")
 }
-func (m *memStore) KeyByID(context.Context, string) (Key, error) { return Key{}, ErrNotFound }
+func (m *memStore) KeyByID(context.Context, string) (Key, error) { return Key{}, fault.ErrNotFound }
 func (m *memStore) KeyByHash(_ context.Context, hash string) (Key, error) {
 	m.lookups.Add(1)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	k, ok := m.byHash[hash]
 	if !ok {
-		return Key{}, ErrNotFound
+		return Key{}, fault.ErrNotFound
 	}
 	return k, nil
 }

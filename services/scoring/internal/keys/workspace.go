@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/trustlayer/trustlayer/pkg/auth"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 )
 
 // WorkspaceStore is what the workspace key lifecycle needs of the store beyond Store.
@@ -18,9 +19,9 @@ type WorkspaceStore interface {
 	// AccountKeys lists the account's visible keys (not hidden, not JWT rows), newest first.
 	AccountKeys(ctx context.Context, accountID string) ([]Key, error)
 	// RevokeAccountKey revokes a visible key of the account and returns the hash of its secret;
-	// ErrNotFound when the account has no such key. Revoking a revoked key changes nothing.
+	// fault.ErrNotFound when the account has no such key. Revoking a revoked key changes nothing.
 	RevokeAccountKey(ctx context.Context, accountID, keyID string) (hash string, err error)
-	// AgentKey returns the account's live hidden key, or ErrNotFound.
+	// AgentKey returns the account's live hidden key, or fault.ErrNotFound.
 	AgentKey(ctx context.Context, accountID string) (Key, error)
 }
 
@@ -72,7 +73,7 @@ func (w *WorkspaceKeys) AccountKeys(ctx context.Context, accountID string) ([]Ke
 // at once; other replicas stop accepting it within DefaultCacheTTL.
 func (w *WorkspaceKeys) RevokeForAccount(ctx context.Context, accountID, keyID string) error {
 	if _, err := uuid.Parse(keyID); err != nil {
-		return ErrNotFound
+		return fault.ErrNotFound
 	}
 	hash, err := w.store.RevokeAccountKey(ctx, accountID, keyID)
 	if err != nil {
@@ -87,7 +88,7 @@ func (w *WorkspaceKeys) RevokeForAccount(ctx context.Context, accountID, keyID s
 // secret is thrown away: the key exists so that OAuth access tokens have a key to meter and revoke.
 func (w *WorkspaceKeys) AgentKey(ctx context.Context, accountID string) (Key, error) {
 	k, err := w.store.AgentKey(ctx, accountID)
-	if !errors.Is(err, ErrNotFound) {
+	if !errors.Is(err, fault.ErrNotFound) {
 		return k, err
 	}
 	issued, err := w.issue(ctx, accountID, "agent", true)

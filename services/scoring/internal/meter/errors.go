@@ -27,6 +27,9 @@ type LimitError struct {
 	// For ErrQuotaExhausted: the calls the request needed, those left this period (fewer), and the
 	// plan's included calls.
 	Needed, Remaining, Included int64
+	// UpgradeURL, for ErrQuotaExhausted, is where the key's account moves to a plan without a hard
+	// quota (WithUpgradeURL).
+	UpgradeURL string
 }
 
 func (e *LimitError) Error() string {

@@ -45,6 +45,7 @@ type Meter struct {
 	sink          Sink
 	now           func() time.Time
 	log           *slog.Logger
+	upgradeURL    string
 	flushInterval time.Duration
 	refreshEvery  time.Duration
 	maxBatch      int
@@ -92,6 +93,10 @@ func WithFlushInterval(d time.Duration) Option {
 // WithClock sets the meter's clock (default time.Now): tests step it to refill buckets and to cross
 // a month.
 func WithClock(now func() time.Time) Option { return func(m *Meter) { m.now = now } }
+
+// WithUpgradeURL names where an account on a hard-quota plan upgrades: the refusal of a request
+// past the quota (LimitError) and the usage of such a key (Usage) carry it.
+func WithUpgradeURL(u string) Option { return func(m *Meter) { m.upgradeURL = u } }
 
 // WithLogger sets where failed flushes and dropped records are reported (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(m *Meter) { m.log = l } }
@@ -147,6 +152,9 @@ func (m *Meter) Admit(ctx context.Context, keyID string, plan Plan, n int) (Tick
 	err = ks.admit(now, plan, n)
 	ks.mu.Unlock()
 	if err != nil {
+		if le, ok := err.(*LimitError); ok && le.Err == ErrQuotaExhausted {
+			le.UpgradeURL = m.upgradeURL
+		}
 		return Ticket{}, err
 	}
 	return Ticket{m: m, ks: ks, n: n}, nil
@@ -441,6 +449,8 @@ type Usage struct {
 	Remaining int64
 	// HardQuota says that the key is refused (402) once Remaining is zero.
 	HardQuota bool
+	// UpgradeURL is where a HardQuota key's account upgrades (WithUpgradeURL); empty otherwise.
+	UpgradeURL string
 	// Overage is the calls beyond Included that a plan without a hard quota is billed for.
 	Overage int64
 	// InFlight is the key's scoring requests running on this replica now.
@@ -477,7 +487,9 @@ func (m *Meter) Snapshot(ctx context.Context, keyID string, plan Plan) (Usage, e
 		AsOf:          now,
 	}
 	u.Remaining = max(0, u.Included-u.Used)
-	if !plan.HardQuota {
+	if plan.HardQuota {
+		u.UpgradeURL = m.upgradeURL
+	} else {
 		u.Overage = max(0, u.Used-u.Included)
 	}
 	return u, nil

@@ -40,8 +40,13 @@ type Mapping struct {
 // Store persists signals and mappings. Insert reports whether the signal was new.
 type Store interface {
 	InsertPolicySignal(ctx context.Context, s Signal) (bool, error)
+	// PolicySignals lists an organization's signals (all of them for ""), newest first; limit 0 is
+	// no limit.
 	PolicySignals(ctx context.Context, organization string, limit int) ([]Signal, error)
 	PayerMappings(ctx context.Context) ([]Mapping, error)
+	PutPayerMapping(ctx context.Context, payerID int64, organization string) (Mapping, error)
+	// DeletePayerMapping returns fault.ErrNotFound when the payer had no mapping.
+	DeletePayerMapping(ctx context.Context, payerID int64) error
 }
 
 // Index is the in-memory view every scoring request reads. It is rebuilt from the store (Reload) on

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/trustlayer/trustlayer/services/scoring/internal/billing"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 )
 
 // An account with its billing row, which exists only once the processor reported something about it.
@@ -23,7 +24,7 @@ func scanBillingAccount(row pgx.Row) (billing.Account, error) {
 	err := row.Scan(&a.ID, &a.Email, &a.Plan, &a.CustomerID, &a.CustomerEmail, &a.SubscriptionID, &a.SubscriptionStatus,
 		&a.CurrentPeriodEnd, &a.CancelAtPeriodEnd, &a.SubscriptionEventAt, &a.LastPaymentResult, &a.LastPaymentAt, &a.LastInvoiceID)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return a, ErrNotFound
+		return a, fault.ErrNotFound
 	}
 	return a, err
 }
@@ -31,7 +32,7 @@ func scanBillingAccount(row pgx.Row) (billing.Account, error) {
 // BillingAccount returns an account with its billing state.
 func (s *Store) BillingAccount(ctx context.Context, accountID string) (billing.Account, error) {
 	if uuid.Validate(accountID) != nil {
-		return billing.Account{}, ErrNotFound
+		return billing.Account{}, fault.ErrNotFound
 	}
 	return scanBillingAccount(s.pool.QueryRow(ctx, billingAccountSelect+` WHERE a.id = $1`, accountID))
 }
@@ -41,7 +42,7 @@ func (s *Store) BillingAccount(ctx context.Context, accountID string) (billing.A
 // when its checkout e-mail already belongs to another account).
 func (s *Store) BillingAccountByEmail(ctx context.Context, email string) (billing.Account, error) {
 	a, err := scanBillingAccount(s.pool.QueryRow(ctx, billingAccountSelect+` WHERE a.email = $1`, email))
-	if !errors.Is(err, ErrNotFound) {
+	if !errors.Is(err, fault.ErrNotFound) {
 		return a, err
 	}
 	return scanBillingAccount(s.pool.QueryRow(ctx, billingAccountSelect+`
@@ -67,7 +68,7 @@ ON CONFLICT (event_id) DO NOTHING`, e.ID, e.Type, e.Created)
 			return nil
 		}
 		acct, err := eventAccount(ctx, tx, e)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, fault.ErrNotFound) {
 			out.Outcome = billing.OutcomeUnknownAccount
 			_, err = tx.Exec(ctx, `UPDATE billing_events SET outcome = $2 WHERE event_id = $1`, e.ID, string(out.Outcome))
 			return err
@@ -121,14 +122,14 @@ ON CONFLICT (account_id) DO UPDATE SET
 func eventAccount(ctx context.Context, tx pgx.Tx, e billing.Event) (billing.Account, error) {
 	if uuid.Validate(e.AccountID) == nil {
 		a, err := scanBillingAccount(tx.QueryRow(ctx, billingAccountSelect+` WHERE a.id = $1 FOR UPDATE OF a`, e.AccountID))
-		if !errors.Is(err, ErrNotFound) {
+		if !errors.Is(err, fault.ErrNotFound) {
 			return a, err
 		}
 	}
 	if e.SubscriptionID != "" {
 		a, err := scanBillingAccount(tx.QueryRow(ctx, billingAccountSelect+`
 WHERE b.subscription_id = $1 ORDER BY b.updated_at DESC LIMIT 1 FOR UPDATE OF a`, e.SubscriptionID))
-		if !errors.Is(err, ErrNotFound) {
+		if !errors.Is(err, fault.ErrNotFound) {
 			return a, err
 		}
 	}
@@ -136,5 +137,5 @@ WHERE b.subscription_id = $1 ORDER BY b.updated_at DESC LIMIT 1 FOR UPDATE OF a`
 		return scanBillingAccount(tx.QueryRow(ctx, billingAccountSelect+`
 WHERE b.customer_id = $1 ORDER BY b.updated_at DESC LIMIT 1 FOR UPDATE OF a`, e.CustomerID))
 	}
-	return billing.Account{}, ErrNotFound
+	return billing.Account{}, fault.ErrNotFound
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/trustlayer/trustlayer/services/scoring/internal/controlplane"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/keys"
 )
 
@@ -20,7 +21,7 @@ func scanWorkspace(row pgx.Row, extra ...any) (controlplane.Workspace, error) {
 	var w controlplane.Workspace
 	err := row.Scan(append([]any{&w.ID, &w.Email, &w.Name, &w.Plan, &w.CreatedAt}, extra...)...)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return w, ErrNotFound
+		return w, fault.ErrNotFound
 	}
 	return w, err
 }
@@ -40,7 +41,7 @@ func (s *Store) CreateWorkspace(ctx context.Context, w controlplane.NewWorkspace
 INSERT INTO accounts (id, email, plan, workspace_name, password_hash) VALUES ($1, $2, $3, $4, $5)
 ON CONFLICT (email) DO NOTHING
 RETURNING `+workspaceColumns, w.ID, w.Email, w.Plan, w.Name, w.PasswordHash))
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, fault.ErrNotFound) {
 		return out, controlplane.ErrEmailExists
 	}
 	return out, err
@@ -184,7 +185,7 @@ func scanSetupLink(row pgx.Row) (controlplane.SetupLink, error) {
 	var l controlplane.SetupLink
 	err := row.Scan(&l.KeyID, &l.AccountID, &l.Sealed, &l.ExpiresAt, &l.RevealedAt, &l.KeyRevoked)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return l, ErrNotFound
+		return l, fault.ErrNotFound
 	}
 	return l, err
 }
@@ -236,7 +237,7 @@ func (s *Store) CreateAccountKey(ctx context.Context, k keys.NewKey, hidden bool
 		if err := tx.QueryRow(ctx, `SELECT id, coalesce(email, ''), plan FROM accounts WHERE id = $1 FOR UPDATE`, k.AccountID).
 			Scan(&out.AccountID, &out.Email, &out.Plan); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
-				return ErrNotFound
+				return fault.ErrNotFound
 			}
 			return err
 		}
@@ -287,7 +288,7 @@ UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
 WHERE id = $1 AND account_id = $2 AND NOT hidden AND kind <> 'jwt'
 RETURNING key_hash`, keyID, accountID).Scan(&hash)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return "", ErrNotFound
+		return "", fault.ErrNotFound
 	}
 	return hash, err
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/keys"
 )
 
@@ -48,7 +49,7 @@ func scanKey(row pgx.Row) (keys.Key, error) {
 	var k keys.Key
 	err := row.Scan(keyFields(&k)...)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return k, ErrNotFound
+		return k, fault.ErrNotFound
 	}
 	return k, err
 }

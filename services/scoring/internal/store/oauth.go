@@ -7,6 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 )
 
 // OAuthClient is a dynamically registered (RFC 7591) public OAuth client.
@@ -104,14 +106,14 @@ RETURNING created_at`, c.ID, c.Name, c.RedirectURIs, c.GrantTypes, c.ResponseTyp
 	return c, err
 }
 
-// OAuthClientByID returns a registered client, or ErrNotFound.
+// OAuthClientByID returns a registered client, or fault.ErrNotFound.
 func (s *Store) OAuthClientByID(ctx context.Context, id string) (OAuthClient, error) {
 	var c OAuthClient
 	err := s.oauthQ(ctx).QueryRow(ctx, `
 SELECT id, name, redirect_uris, grant_types, response_types, scopes, created_at FROM oauth_clients WHERE id = $1`, id).
 		Scan(&c.ID, &c.Name, &c.RedirectURIs, &c.GrantTypes, &c.ResponseTypes, &c.Scopes, &c.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return c, ErrNotFound
+		return c, fault.ErrNotFound
 	}
 	return c, err
 }
@@ -127,7 +129,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, true, $12)`,
 	return err
 }
 
-// OAuthToken returns the stored token of kind by signature hash, active or not, or ErrNotFound.
+// OAuthToken returns the stored token of kind by signature hash, active or not, or fault.ErrNotFound.
 func (s *Store) OAuthToken(ctx context.Context, kind, signatureHash string) (OAuthToken, error) {
 	t := OAuthToken{Kind: kind, SignatureHash: signatureHash}
 	err := s.oauthQ(ctx).QueryRow(ctx, `
@@ -137,7 +139,7 @@ FROM oauth_tokens WHERE kind = $1 AND signature_hash = $2`, kind, signatureHash)
 		Scan(&t.RequestID, &t.ClientID, &t.RequestedAt, &t.RequestedScopes, &t.GrantedScopes, &t.RequestedAudience,
 			&t.GrantedAudience, &t.Form, &t.Session, &t.Active, &t.ExpiresAt)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return t, ErrNotFound
+		return t, fault.ErrNotFound
 	}
 	return t, err
 }
@@ -149,13 +151,13 @@ func (s *Store) DeleteOAuthToken(ctx context.Context, kind, signatureHash string
 }
 
 // DeactivateOAuthToken marks an active token used (a spent authorization code, a rotated refresh
-// token); the row stays so that a second use is recognised as reuse. ErrNotFound when no active token
+// token); the row stays so that a second use is recognised as reuse. fault.ErrNotFound when no active token
 // has that signature: under concurrent use, only the first caller deactivates it.
 func (s *Store) DeactivateOAuthToken(ctx context.Context, kind, signatureHash string) error {
 	tag, err := s.oauthQ(ctx).Exec(ctx, `
 UPDATE oauth_tokens SET active = false WHERE kind = $1 AND signature_hash = $2 AND active`, kind, signatureHash)
 	if err == nil && tag.RowsAffected() == 0 {
-		return ErrNotFound
+		return fault.ErrNotFound
 	}
 	return err
 }
@@ -181,7 +183,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7)`, b.Kind, b.IDHash, b.Nonce, b.Verifier, b.R
 }
 
 // TakeOAuthBrowserSession deletes and returns an unexpired browser session, so that a sign-in in
-// progress is completed at most once; ErrNotFound when there is none.
+// progress is completed at most once; fault.ErrNotFound when there is none.
 func (s *Store) TakeOAuthBrowserSession(ctx context.Context, kind, idHash string) (OAuthBrowserSession, error) {
 	b := OAuthBrowserSession{Kind: kind, IDHash: idHash}
 	err := s.oauthQ(ctx).QueryRow(ctx, `
@@ -189,12 +191,12 @@ DELETE FROM oauth_browser_sessions WHERE kind = $1 AND id_hash = $2
 RETURNING nonce, verifier, return_to, email, expires_at`, kind, idHash).
 		Scan(&b.Nonce, &b.Verifier, &b.ReturnTo, &b.Email, &b.ExpiresAt)
 	if errors.Is(err, pgx.ErrNoRows) || err == nil && !b.ExpiresAt.After(time.Now()) {
-		return b, ErrNotFound
+		return b, fault.ErrNotFound
 	}
 	return b, err
 }
 
-// OAuthBrowserSession returns an unexpired browser session, or ErrNotFound.
+// OAuthBrowserSession returns an unexpired browser session, or fault.ErrNotFound.
 func (s *Store) OAuthBrowserSession(ctx context.Context, kind, idHash string) (OAuthBrowserSession, error) {
 	b := OAuthBrowserSession{Kind: kind, IDHash: idHash}
 	err := s.oauthQ(ctx).QueryRow(ctx, `
@@ -202,7 +204,7 @@ SELECT nonce, verifier, return_to, email, expires_at FROM oauth_browser_sessions
 WHERE kind = $1 AND id_hash = $2 AND expires_at > now()`, kind, idHash).
 		Scan(&b.Nonce, &b.Verifier, &b.ReturnTo, &b.Email, &b.ExpiresAt)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return b, ErrNotFound
+		return b, fault.ErrNotFound
 	}
 	return b, err
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/policysignal"
 )
 
@@ -65,11 +66,11 @@ func (s *Store) PayerMappings(ctx context.Context) ([]policysignal.Mapping, erro
 	})
 }
 
-// DeletePayerMapping removes a mapping; ErrNotFound when there was none.
+// DeletePayerMapping removes a mapping; fault.ErrNotFound when there was none.
 func (s *Store) DeletePayerMapping(ctx context.Context, payerID int64) error {
 	tag, err := s.pool.Exec(ctx, `DELETE FROM payer_organizations WHERE payer_id = $1`, payerID)
 	if err == nil && tag.RowsAffected() == 0 {
-		return ErrNotFound
+		return fault.ErrNotFound
 	}
 	return err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/meter"
 )
 
@@ -201,14 +202,14 @@ func (s *Store) Usage(ctx context.Context, keyID, period string) (int64, error) 
 	return calls, err
 }
 
-// RequestRecord returns the record of a scoring response, or ErrNotFound. Records still buffered in
+// RequestRecord returns the record of a scoring response, or fault.ErrNotFound. Records still buffered in
 // the meter are not here yet (see meter.Meter.PendingRecord).
 func (s *Store) RequestRecord(ctx context.Context, requestID string) (meter.RequestRecord, error) {
 	var r meter.RequestRecord
 	err := s.pool.QueryRow(ctx, requestRecordGet, requestID).
 		Scan(&r.RequestID, &r.KeyID, &r.AccountID, &r.Endpoint, &r.RouteID, &r.ModelVersion, &r.ScoredAt)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return meter.RequestRecord{}, ErrNotFound
+		return meter.RequestRecord{}, fault.ErrNotFound
 	}
 	if err != nil {
 		return meter.RequestRecord{}, err

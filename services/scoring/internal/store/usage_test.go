@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/trustlayer/trustlayer/pkg/pgtest"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/meter"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/store"
 )
@@ -108,8 +109,8 @@ func TestWriteBatchAddsUsageAndStoresRecords(t *testing.T) {
 			t.Errorf("RequestRecord: got %+v, %v; want %+v", got, err, want)
 		}
 	}
-	if _, err := s.RequestRecord(ctx, uuid.NewString()); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("RequestRecord of an unknown id: got %v, want ErrNotFound", err)
+	if _, err := s.RequestRecord(ctx, uuid.NewString()); !errors.Is(err, fault.ErrNotFound) {
+		t.Errorf("RequestRecord of an unknown id: got %v, want fault.ErrNotFound", err)
 	}
 }
 
@@ -168,8 +169,8 @@ func TestWriteBatchIsOneTransaction(t *testing.T) {
 	if got := usage(t, s, key, "2026-11"); got != 0 {
 		t.Errorf("usage after a failed batch: got %d, want 0", got)
 	}
-	if _, err := s.RequestRecord(ctx, req); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("record after a failed batch: got %v, want ErrNotFound", err)
+	if _, err := s.RequestRecord(ctx, req); !errors.Is(err, fault.ErrNotFound) {
+		t.Errorf("record after a failed batch: got %v, want fault.ErrNotFound", err)
 	}
 	bad.Usage = bad.Usage[:1]
 	if err := s.WriteBatch(ctx, bad); err != nil {
@@ -251,8 +252,8 @@ func TestRequestRecordsAreImmutableExceptForPruning(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("PruneRequestRecords: got %d, %v; want 1 deleted", n, err)
 	}
-	if _, err := s.RequestRecord(ctx, old.RequestID); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("pruned record: got %v, want ErrNotFound", err)
+	if _, err := s.RequestRecord(ctx, old.RequestID); !errors.Is(err, fault.ErrNotFound) {
+		t.Errorf("pruned record: got %v, want fault.ErrNotFound", err)
 	}
 	if _, err := s.RequestRecord(ctx, recent.RequestID); err != nil {
 		t.Errorf("record within retention: %v", err)

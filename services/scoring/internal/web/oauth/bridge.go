@@ -19,6 +19,7 @@ import (
 
 	"github.com/trustlayer/trustlayer/pkg/auth"
 	"github.com/trustlayer/trustlayer/pkg/gateway"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/store"
 )
 
@@ -139,7 +140,7 @@ func (b *bridge) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	b.setCookie(w, loginCookie, "", CallbackPath, -1)
 	login, err := b.st.TakeOAuthBrowserSession(ctx, "login", auth.HashAPIKey(state))
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, fault.ErrNotFound) {
 		writeDetail(w, http.StatusBadRequest, "This sign-in was already used, or it expired; start again from your agent.")
 		return
 	}
@@ -227,7 +228,7 @@ func (b *bridge) signedIn(r *http.Request) (string, string, error) {
 		return "", "", nil
 	}
 	s, err := b.st.OAuthBrowserSession(r.Context(), "signin", auth.HashAPIKey(c.Value))
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, fault.ErrNotFound) {
 		return "", "", nil
 	}
 	if err != nil {

@@ -15,11 +15,12 @@ import (
 	"github.com/ory/fosite/handler/pkce"
 	fositestorage "github.com/ory/fosite/storage"
 
+	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/store"
 )
 
 // Store is the persistence the authorization server needs (internal/store/oauth.go). Methods that
-// find nothing return an error matching store.ErrNotFound.
+// find nothing return an error matching fault.ErrNotFound.
 type Store interface {
 	CreateOAuthClient(ctx context.Context, c store.OAuthClient) (store.OAuthClient, error)
 	OAuthClientByID(ctx context.Context, id string) (store.OAuthClient, error)
@@ -71,7 +72,7 @@ func signatureHash(signature string) string {
 }
 
 func storageErr(err error) error {
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, fault.ErrNotFound) {
 		return fosite.ErrNotFound
 	}
 	return fmt.Errorf("%w: %w", errStorage, err)
@@ -181,7 +182,7 @@ func (s *storage) GetAuthorizeCodeSession(ctx context.Context, code string, sess
 // exchange did first (the token endpoint's codeUsedTwice then answers for it).
 func (s *storage) InvalidateAuthorizeCodeSession(ctx context.Context, code string) error {
 	err := s.st.DeactivateOAuthToken(ctx, kindCode, signatureHash(code))
-	if errors.Is(err, store.ErrNotFound) {
+	if errors.Is(err, fault.ErrNotFound) {
 		return fosite.ErrInvalidatedAuthorizeCode
 	}
 	if err != nil {
@@ -203,10 +204,10 @@ func (s *storage) codeUsed(ctx context.Context, signature string) (string, bool)
 		return "", false
 	}
 	if t.Active {
-		if _, err := s.st.OAuthToken(ctx, kindPKCE, h); !errors.Is(err, store.ErrNotFound) {
+		if _, err := s.st.OAuthToken(ctx, kindPKCE, h); !errors.Is(err, fault.ErrNotFound) {
 			return "", false
 		}
-		if err := s.st.DeactivateOAuthToken(ctx, kindCode, h); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if err := s.st.DeactivateOAuthToken(ctx, kindCode, h); err != nil && !errors.Is(err, fault.ErrNotFound) {
 			return "", false
 		}
 	}
@@ -287,7 +288,7 @@ func (s *storage) DeleteRefreshTokenSession(ctx context.Context, signature strin
 // first, it answers fosite.ErrInactiveToken and fosite rolls back: one of two racing uses wins.
 func (s *storage) RotateRefreshToken(ctx context.Context, requestID, signature string) error {
 	if err := s.st.DeactivateOAuthToken(ctx, kindRefresh, signatureHash(signature)); err != nil {
-		if errors.Is(err, store.ErrNotFound) {
+		if errors.Is(err, fault.ErrNotFound) {
 			return fosite.ErrInactiveToken
 		}
 		return storageErr(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/trustlayer/trustlayer/proto/openapi"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/api"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/claim"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/score"
 )
 
 // InterfaceVersion is the interface release the document describes (CHANGELOG.md, Document 2
@@ -30,11 +31,11 @@ var sources = []string{"scoring/v1/*.swagger.json", "platform/v1/build.swagger.j
 // endpoint, unified or legacy; a batch bills each successful item), with their telemetry route ids.
 // Validation, feedback, limits and usage are not billable.
 var billableMethods = map[string]string{
-	"/scoring.v1.ScoringService/Score":                 api.RouteUnified,
-	"/scoring.v1.ScoringService/ScoreBatch":            api.RouteBatch,
-	"/scoring.v1.ScoringService/ScoreDenial":           api.RouteDenial,
-	"/scoring.v1.ScoringService/PredictPriorAuth":      api.RoutePriorAuth,
-	"/scoring.v1.ScoringService/EstimateReimbursement": api.RouteReimbursement,
+	"/scoring.v1.ScoringService/Score":                 score.RouteUnified,
+	"/scoring.v1.ScoringService/ScoreBatch":            score.RouteBatch,
+	"/scoring.v1.ScoringService/ScoreDenial":           score.RouteDenial,
+	"/scoring.v1.ScoringService/PredictPriorAuth":      score.RoutePriorAuth,
+	"/scoring.v1.ScoringService/EstimateReimbursement": score.RouteReimbursement,
 }
 
 // meter is the x-meter value of billable operations: the meter of GET /v1/usage.

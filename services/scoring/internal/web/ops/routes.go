@@ -1,6 +1,6 @@
 package ops
 
-import "github.com/trustlayer/trustlayer/services/scoring/internal/api"
+import "github.com/trustlayer/trustlayer/services/scoring/internal/score"
 
 // PlainRoute documents one plain net/http route (a handler given to Server.Handle, not a gateway
 // rule) in GET /openapi.json. The gateway's routes are documented by their protos.
@@ -114,7 +114,7 @@ var PlainRoutes = []PlainRoute{
 		Responses: map[string]string{"200": "{status, detail}"},
 	},
 	{
-		Method: "POST", Path: "/mcp", OperationID: "Agent_MCP", Tag: "Agent", Access: AccessBearer, RouteID: api.RouteUnified,
+		Method: "POST", Path: "/mcp", OperationID: "Agent_MCP", Tag: "Agent", Access: AccessBearer, RouteID: score.RouteUnified,
 		Summary: "Hosted agent endpoint (MCP, Streamable HTTP, stateless, JSON answers)",
 		Description: "JSON-RPC over Streamable HTTP. initialize, tools/list and prompts/list are public; tools/call of " +
 			"score_workflow (arguments: workflow and the claim payload) needs a credential (Authorization: Bearer with an API key, " +

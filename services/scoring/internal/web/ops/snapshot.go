@@ -16,6 +16,7 @@ import (
 	"github.com/trustlayer/trustlayer/services/scoring/internal/api"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/claim"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/keys"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/score"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/store"
 )
 
@@ -116,7 +117,7 @@ func (s *Snapshot) build(ctx context.Context) (map[string]any, error) {
 // level; every route id and workflow is listed, with 0 when it served none.
 func scoringCalls(families []*dto.MetricFamily) map[string]any {
 	byRoute := map[string]float64{}
-	for _, r := range []string{api.RouteUnified, api.RouteBatch, api.RouteDenial, api.RoutePriorAuth, api.RouteReimbursement} {
+	for _, r := range []string{score.RouteUnified, score.RouteBatch, score.RouteDenial, score.RoutePriorAuth, score.RouteReimbursement} {
 		byRoute[r] = 0
 	}
 	byWorkflow := map[string]float64{}

@@ -1,4 +1,4 @@
-package api
+package score
 
 import (
 	"context"
@@ -7,10 +7,11 @@ import (
 	"github.com/trustlayer/trustlayer/services/scoring/internal/decision"
 )
 
-// logDecision counts the decision in the scoring.decisions metric and writes the structured decision log of Document 2 "Events": routing, support level,
-// drift flags, model and calibration versions. It never carries the claim: no identifiers, codes or
-// amounts of the payload, only what the models decided and why (the key is named by its prefix).
-func (s *Scoring) logDecision(ctx context.Context, requestID, route, keyPrefix string, d decision.Decision) {
+// logDecision counts the decision in the scoring.decisions metric and writes the structured decision
+// log (README "Decision log"): routing, support level, drift flags, model and calibration versions.
+// It never carries the claim: no identifiers, codes or amounts of the payload, only what the models
+// decided and why (the key is named by its prefix).
+func (s *Service) logDecision(ctx context.Context, requestID, route, keyPrefix string, d decision.Decision) {
 	s.metrics.add(ctx, route, d.Workflow, d.RiskLevel)
 	if !s.log.Enabled(ctx, slog.LevelInfo) {
 		return // the attributes below are built for the log alone

@@ -1,4 +1,4 @@
-package api
+package score
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/trustlayer/trustlayer/services/scoring/internal/claim"
 )
 
-// decisionMetrics counts scoring decisions by route id (Document 2's telemetry route ids), workflow
+// decisionMetrics counts scoring decisions by route id (README "Telemetry route ids"), workflow
 // and risk level. The attribute sets are built once: a request only picks one.
 type decisionMetrics struct {
 	decisions metric.Int64Counter
