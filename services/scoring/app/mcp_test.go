@@ -149,6 +149,11 @@ func TestMCPToolCallWithoutKeyIsTold(t *testing.T) {
 			strings.Contains(refusal["detail"].(string), "\n") || resp.Header.Get("Content-Type") != "application/json" {
 			t.Errorf("%s: body %q (%s), want {\"detail\": ...} as JSON", name, body, resp.Header.Get("Content-Type"))
 		}
+		// And the same words as POST /v1/score's refusal of the same credential.
+		rest := s.Do("POST", "/v1/score", map[string]any{"workflow": "healthcare.denial", "payload": denialClaim()}, header)
+		if rest.Status != 401 || strings.TrimSpace(string(rest.Body)) != body {
+			t.Errorf("%s: /mcp answered %s, POST /v1/score %d %s; want the same 401 body", name, body, rest.Status, rest.Body)
+		}
 	}
 	// A body over the SDK's limit is refused before the SDK reads it, with the service's error body.
 	if resp, body := post(`{"pad":"`+strings.Repeat("x", 4<<20)+`"}`, nil); resp.StatusCode != http.StatusRequestEntityTooLarge ||

@@ -14,7 +14,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -30,6 +29,7 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/apierror"
 	"github.com/trustlayer/trustlayer/pkg/gateway"
 	scoringv1 "github.com/trustlayer/trustlayer/proto/scoring/v1"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/api"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/keys"
 )
 
@@ -160,31 +160,45 @@ func (h *Handler) guard(next http.Handler) http.Handler {
 				r.Header.Set("Authorization", "Bearer "+key)
 			}
 		}
-		requireKey.ServeHTTP(&jsonRefusal{ResponseWriter: w}, r)
+		requireKey.ServeHTTP(&jsonRefusal{ResponseWriter: w, missing: !hasBearer(r)}, r)
 	})
 }
 
+// hasBearer reports whether r carries a bearer token as the SDK's middleware reads one: the scheme
+// and one token.
+func hasBearer(r *http.Request) bool {
+	fields := strings.Fields(r.Header.Get("Authorization"))
+	return len(fields) == 2 && strings.EqualFold(fields[0], "bearer")
+}
+
 // jsonRefusal renders the SDK bearer middleware's refusals, which http.Error writes as text, as this
-// service's error bodies, {"detail": "..."} (Document 2 "Errors"). The WWW-Authenticate challenge the
-// middleware sets passes unchanged.
+// service's error bodies, {"detail": "..."} (README "Errors"), worded as the REST routes word them:
+// the SDK's "no bearer token" is api.ErrMissingBearer's detail, and verify words an invalid token as
+// api.ErrInvalidBearer does. The WWW-Authenticate challenge the middleware sets passes unchanged.
 type jsonRefusal struct {
 	http.ResponseWriter
-	refused bool
+	// missing is a request without a bearer token, which the middleware refuses with 401.
+	missing bool
+	code    int
 }
 
 func (w *jsonRefusal) WriteHeader(code int) {
 	if code >= http.StatusBadRequest {
-		w.refused = true
+		w.code = code
 		w.Header().Set("Content-Type", "application/json")
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *jsonRefusal) Write(b []byte) (int, error) {
-	if !w.refused {
+	if w.code == 0 {
 		return w.ResponseWriter.Write(b)
 	}
-	body, err := json.Marshal(map[string]string{"detail": strings.TrimSpace(string(b))})
+	detail := strings.TrimSpace(string(b))
+	if w.missing && w.code == http.StatusUnauthorized {
+		detail = api.ErrMissingBearer.Body["detail"].(string)
+	}
+	body, err := json.Marshal(map[string]string{"detail": detail})
 	if err != nil {
 		return 0, err
 	}
@@ -208,10 +222,16 @@ func (h *Handler) verify(ctx context.Context, token string, _ *http.Request) (*a
 	return &auth.TokenInfo{Scopes: key.Scopes, Extra: map[string]any{tokenKey: token, "key_prefix": key.Prefix}}, nil
 }
 
-var (
-	errInvalidToken      = fmt.Errorf("%w: invalid or revoked API key", auth.ErrInvalidToken)
-	errVerifyUnavailable = errors.New("authentication is unavailable, try again")
-)
+// errInvalidToken is a token the middleware refuses with 401 (it wraps auth.ErrInvalidToken), in
+// the words of the REST routes' refusal.
+var errInvalidToken error = invalidToken{}
+
+type invalidToken struct{}
+
+func (invalidToken) Error() string        { return api.ErrInvalidBearer.Body["detail"].(string) }
+func (invalidToken) Is(target error) bool { return target == auth.ErrInvalidToken }
+
+var errVerifyUnavailable = errors.New("authentication is unavailable, try again")
 
 // inProcessScorer scores through ScoringService in process, with the verified token as the call's
 // bearer metadata: the authentication interceptor, the limiter, the meter and the decision log are
@@ -225,7 +245,7 @@ func (h *Handler) inProcessScorer(client scoringv1.ScoringServiceClient) Scorer 
 		if token == "" {
 			// The guard lets no call of score_workflow through without one; a caller of the handler
 			// without the guard (a test, a future transport) is refused the same way.
-			return Scored{}, apierror.New(http.StatusUnauthorized, "Missing bearer token")
+			return Scored{}, api.ErrMissingBearer
 		}
 		var in scoringv1.ScoreRequest
 		// As the gateway reads POST /v1/score: unknown top-level fields are ignored, the payload's are not.
