@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -13,49 +12,24 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/trustlayer/trustlayer/pkg/natstest"
-	"github.com/trustlayer/trustlayer/pkg/pgtest"
-	"github.com/trustlayer/trustlayer/pkg/platform"
+	"github.com/trustlayer/trustlayer/pkg/servicetest"
 	platformv1 "github.com/trustlayer/trustlayer/proto/platform/v1"
 	ingestion "github.com/trustlayer/trustlayer/services/ingestion/app"
 	scoring "github.com/trustlayer/trustlayer/services/scoring/app"
 	verification "github.com/trustlayer/trustlayer/services/verification/app"
 )
 
-// service is one service's entry points, as its cmd uses them.
+// service is one service's entry point, as its cmd uses it.
 type service struct {
 	name   string
 	prefix string
-	// open loads the configuration, opens the platform and registers the service's APIs.
-	open func(ctx context.Context, getenv func(string) string) (*platform.Platform, platform.Spec, error)
-}
-
-// opener adapts a service's LoadConfig and Register.
-func opener[C any](load func(func(string) string) (C, error), spec func(C) platform.Spec,
-	register func(context.Context, C, *platform.Platform) error) func(context.Context, func(string) string) (*platform.Platform, platform.Spec, error) {
-	return func(ctx context.Context, getenv func(string) string) (*platform.Platform, platform.Spec, error) {
-		cfg, err := load(getenv)
-		if err != nil {
-			return nil, platform.Spec{}, err
-		}
-		p, err := platform.Open(ctx, spec(cfg), getenv, io.Discard)
-		if err != nil {
-			return nil, platform.Spec{}, err
-		}
-		if err := register(ctx, cfg, p); err != nil {
-			p.Close()
-			return nil, platform.Spec{}, err
-		}
-		return p, spec(cfg), nil
-	}
+	boot   servicetest.Boot
 }
 
 var services = []service{
-	{verification.Name, verification.EnvPrefix, opener(verification.LoadConfig,
-		func(c verification.Config) platform.Spec { return c.Spec }, verification.Register)},
-	{scoring.Name, scoring.EnvPrefix, opener(scoring.LoadConfig,
-		func(c scoring.Config) platform.Spec { return c.Spec }, scoring.Register)},
-	{ingestion.Name, ingestion.EnvPrefix, opener(ingestion.LoadConfig,
-		func(c ingestion.Config) platform.Spec { return c.Spec }, ingestion.Register)},
+	{verification.Name, verification.EnvPrefix, verification.Boot},
+	{scoring.Name, scoring.EnvPrefix, scoring.Boot},
+	{ingestion.Name, ingestion.EnvPrefix, ingestion.Boot},
 }
 
 type running struct {
@@ -65,49 +39,25 @@ type running struct {
 }
 
 // startStack starts the three services in-process, each with its own fresh database, on one shared
-// NATS namespace (as one deployment), and stops them when the test ends.
+// NATS namespace (as one deployment); each must stop cleanly when the test ends.
 func startStack(t *testing.T) []running {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	namespace := natstest.Namespace(t)
 	var out []running
-	var dones []chan error
 	for _, s := range services {
-		env := map[string]string{
-			s.prefix + "DATABASE_URL": pgtest.NewDatabase(t),
-			s.prefix + "ADMIN_TOKEN":  "e2e-admin-token-0123456789",
-			s.prefix + "HTTP_ADDR":    "127.0.0.1:0",
-			s.prefix + "GRPC_ADDR":    "127.0.0.1:0",
-			s.prefix + "BLOB_URL":     "file://" + t.TempDir() + "?create_dir=1",
-			"NATS_URL":                natstest.URL(),
-			"NATS_NAMESPACE":          namespace,
-		}
-		getenv := func(k string) string { return env[k] }
-		p, spec, err := s.open(ctx, getenv)
-		if err != nil {
-			t.Fatalf("%s: %v", s.name, err)
-		}
-		done := make(chan error, 1)
-		go func() { done <- p.Run(ctx); p.Close() }()
-		dones = append(dones, done)
-		for _, st := range spec.Streams {
-			t.Cleanup(func() { _ = p.Bus.JS.DeleteStream(context.Background(), p.Bus.StreamName(st.Name)) })
-		}
-		out = append(out, running{service: s, http: "http://" + p.Server.HTTPAddr(), grpc: p.Server.GRPCAddr()})
-	}
-	t.Cleanup(func() {
-		cancel()
-		for _, d := range dones {
-			select {
-			case err := <-d:
-				if err != nil {
-					t.Errorf("service stopped with %v", err)
-				}
-			case <-time.After(30 * time.Second):
-				t.Error("a service did not stop")
+		env := servicetest.Env(t, s.prefix, map[string]string{
+			s.prefix + "ADMIN_TOKEN": "e2e-admin-token-0123456789",
+			s.prefix + "BLOB_URL":    "file://" + t.TempDir() + "?create_dir=1",
+			"NATS_NAMESPACE":         namespace,
+		})
+		svc := servicetest.Start(t, env, s.boot)
+		t.Cleanup(func() {
+			if err := svc.Stop(); err != nil {
+				t.Errorf("%s stopped with %v", s.name, err)
 			}
-		}
-	})
+		})
+		out = append(out, running{service: s, http: svc.URL, grpc: svc.GRPCAddr})
+	}
 	return out
 }
 
