@@ -34,7 +34,7 @@ const (
 //
 // IntelligenceService reads what the registry sync learned about MCP servers listed in the configured
 // registries: each server's current state, its immutable history, field-by-field diffs between versions
-// and the classified change feeds (Document 1, "Intelligence"). Every method needs a bearer token;
+// and the classified change feeds (service README, "Registry intelligence"). Every method needs a bearer token;
 // intelligence data is global, the same for every organization.
 type IntelligenceServiceClient interface {
 	// GetServer returns a server's current state.
@@ -137,7 +137,7 @@ func (c *intelligenceServiceClient) CompareBatch(ctx context.Context, in *Compar
 //
 // IntelligenceService reads what the registry sync learned about MCP servers listed in the configured
 // registries: each server's current state, its immutable history, field-by-field diffs between versions
-// and the classified change feeds (Document 1, "Intelligence"). Every method needs a bearer token;
+// and the classified change feeds (service README, "Registry intelligence"). Every method needs a bearer token;
 // intelligence data is global, the same for every organization.
 type IntelligenceServiceServer interface {
 	// GetServer returns a server's current state.

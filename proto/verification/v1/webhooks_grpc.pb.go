@@ -36,7 +36,7 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // WebhookService holds an organization's server watches, its webhook endpoints and their deliveries
-// (Document 1, "Intelligence" and "Events"). A change the registry sync records on a watched server is
+// (service README, "Webhooks"). A change the registry sync records on a watched server is
 // POSTed, signed with Standard Webhooks, to the organization's endpoints. Every method needs a bearer
 // token; an organization sees only its own watches, endpoints and deliveries.
 type WebhookServiceClient interface {
@@ -177,7 +177,7 @@ func (c *webhookServiceClient) ReplayWebhookDelivery(ctx context.Context, in *Re
 // for forward compatibility.
 //
 // WebhookService holds an organization's server watches, its webhook endpoints and their deliveries
-// (Document 1, "Intelligence" and "Events"). A change the registry sync records on a watched server is
+// (service README, "Webhooks"). A change the registry sync records on a watched server is
 // POSTed, signed with Standard Webhooks, to the organization's endpoints. Every method needs a bearer
 // token; an organization sees only its own watches, endpoints and deliveries.
 type WebhookServiceServer interface {

@@ -186,8 +186,8 @@ func open(ctx context.Context, cfg Config, getenv func(string) string, logs io.W
 
 // gcPercent is the service's default GOGC. Its live heap is small (the read cache, at most
 // readcache.DefaultMaxBytes, and pools) while every request allocates JSON and proto garbage, so the
-// default of 100 collects far more often than memory needs (measured in verification-bench: see the
-// README's performance section). GOGC in the environment still wins.
+// default of 100 collects far more often than memory needs (measured in verification-bench: see
+// docs/performance.md). GOGC in the environment still wins.
 const gcPercent = 400
 
 // Main runs the service binary with its arguments: "serve" (the default) boots the service as Boot

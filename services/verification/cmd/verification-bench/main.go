@@ -1,7 +1,7 @@
 // Command verification-bench measures the registry-intelligence reads of the verification service
 // through its full HTTP path (gateway, bearer-key authentication, store) on a database seeded with a
 // registry history of 1,000,000+ snapshots, and reports them against baselines of the same run
-// (issue 5, "Performance"):
+// (docs/performance.md):
 //
 //   - the server state read (GET /v1/intelligence/servers/{namespace}/{name}) against pgbench's
 //     select-only script at the same concurrency, on the same PostgreSQL (target: at least 0.5x its

@@ -1,6 +1,6 @@
 package main
 
-// The webhook fan-out bench (issue 5, "Performance": at least 2,000 signed deliveries per second to
+// The webhook fan-out bench (docs/performance.md: at least 2,000 signed deliveries per second to
 // loopback receivers, and a p99 from committed change to delivery of at most 50 ms at half that
 // rate). It runs the service binary's entry point in a child process against a database of its own,
 // registers -webhook-fanout organizations that each watch one server with one endpoint on a loopback

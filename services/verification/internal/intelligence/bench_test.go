@@ -8,7 +8,7 @@ import (
 	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence/registryfixture"
 )
 
-// benchServers is the size of the benchmark registry (issue 5, "Performance").
+// benchServers is the size of the benchmark registry (docs/performance.md).
 const benchServers = 10_000
 
 // publishMany lists n servers of one version each.

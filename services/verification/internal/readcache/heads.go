@@ -20,7 +20,7 @@ const maxMissing = 10_000
 // Heads caches server heads (intelligence.ServerHead: the server's own row, the only statement of a warm
 // server state read) by server key, and the servers that do not exist, so that a warm read sends no
 // statement at all. With the heads cached, verification-bench's read of 10,000 servers went from one
-// indexed statement per request to none (see the service README, "Performance").
+// indexed statement per request to none (docs/performance.md).
 //
 // Unlike the snapshots and changes of Cache, a head moves: every registry sync that lists the server
 // rewrites it. The cache is used only while this replica hears every change of intel_servers
