@@ -339,3 +339,28 @@ func (b *builder) addTag(name, description string) {
 	}
 	b.tags = append(b.tags, t)
 }
+
+// ProbeRoutes documents the routes pkg/serve gives every service, service naming it in the liveness
+// answer: the probes and GET /openapi.json itself.
+func ProbeRoutes(service string) []Route {
+	return []Route{
+		{
+			Method: "GET", Path: "/healthz", OperationID: "Operations_Healthz", Tag: "Operations",
+			Summary:   "Liveness",
+			Responses: map[string]string{"200": `{"status":"ok","service":"` + service + `"}`},
+		},
+		{
+			Method: "GET", Path: "/readyz", OperationID: "Operations_Readyz", Tag: "Operations",
+			Summary: "Readiness",
+			Responses: map[string]string{
+				"200": `ready: {"status":"ready","checks":{"database":"ok"}}`,
+				"503": `the database is unreachable: {"status":"not_ready","checks":{"database":"unavailable"}}`,
+			},
+		},
+		{
+			Method: "GET", Path: "/openapi.json", OperationID: "Operations_OpenAPI", Tag: "Operations",
+			Summary:   "This document",
+			Responses: map[string]string{"200": "the OpenAPI 2.0 document of the service"},
+		},
+	}
+}

@@ -10,8 +10,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go/jetstream"
@@ -257,4 +260,17 @@ func ConfigVars(prefix string, extras ...any) []string {
 	// Parts of a service may share a variable (ALLOW_PRIVATE_CIDRS): list it once.
 	slices.Sort(vars)
 	return slices.Compact(vars)
+}
+
+// RunMain is a service binary's whole main: it runs main with the process's arguments, environment
+// and stdout until SIGINT or SIGTERM (which main treats as a graceful stop), and exits 1 with main's
+// error, prefixed by the service's name, on standard error.
+func RunMain(name string, main func(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := main(ctx, os.Args[1:], os.Getenv, os.Stdout)
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		os.Exit(1)
+	}
 }

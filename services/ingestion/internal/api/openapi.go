@@ -28,26 +28,7 @@ var answers = map[string]map[string]string{
 }
 
 // plainRoutes documents the routes no proto describes: the probes and this document.
-var plainRoutes = []apidoc.Route{
-	{
-		Method: "GET", Path: "/healthz", OperationID: "Operations_Healthz", Tag: "Operations",
-		Summary:   "Liveness",
-		Responses: map[string]string{"200": `{"status":"ok","service":"ingestion"}`},
-	},
-	{
-		Method: "GET", Path: "/readyz", OperationID: "Operations_Readyz", Tag: "Operations",
-		Summary: "Readiness",
-		Responses: map[string]string{
-			"200": `ready: {"status":"ready","checks":{"database":"ok"}}`,
-			"503": `the database is unreachable: {"status":"not_ready","checks":{"database":"unavailable"}}`,
-		},
-	},
-	{
-		Method: "GET", Path: "/openapi.json", OperationID: "Operations_OpenAPI", Tag: "Operations",
-		Summary:   "This document",
-		Responses: map[string]string{"200": "the OpenAPI 2.0 document of the service"},
-	},
-}
+var plainRoutes = apidoc.ProbeRoutes("ingestion")
 
 // Document builds the OpenAPI 2.0 document served at GET /openapi.json: the generated documents of
 // ingestion.v1 and of the platform's build service, the plain routes, the admin token on every

@@ -42,26 +42,8 @@ var answers = map[string]map[string]string{
 
 // plainRoutes documents the routes no proto describes: the probes, the signed feed downloads and
 // this document.
-var plainRoutes = []apidoc.Route{
-	{
-		Method: "GET", Path: "/healthz", OperationID: "Operations_Healthz", Tag: "Operations",
-		Summary:   "Liveness",
-		Responses: map[string]string{"200": `{"status":"ok","service":"verification"}`},
-	},
-	{
-		Method: "GET", Path: "/readyz", OperationID: "Operations_Readyz", Tag: "Operations",
-		Summary: "Readiness",
-		Responses: map[string]string{
-			"200": `ready: {"status":"ready","checks":{"database":"ok"}}`,
-			"503": `the database is unreachable: {"status":"not_ready","checks":{"database":"unavailable"}}`,
-		},
-	},
-	{
-		Method: "GET", Path: "/openapi.json", OperationID: "Operations_OpenAPI", Tag: "Operations",
-		Summary:   "This document",
-		Responses: map[string]string{"200": "the OpenAPI 2.0 document of the service"},
-	},
-	{
+var plainRoutes = append(apidoc.ProbeRoutes("verification"),
+	apidoc.Route{
 		Method: "GET", Path: "/v1/intelligence/data/files/{artifact_id}", OperationID: "DataFeedService_DownloadFile", Tag: "DataFeedService",
 		Summary: "An artifact's content, through a URL that POST .../download signed",
 		Description: "The query parameters expires and signature are those of the signed URL (HMAC-SHA-256, valid 15 minutes); " +
@@ -73,7 +55,7 @@ var plainRoutes = []apidoc.Route{
 			"404": "no such artifact",
 		},
 	},
-}
+)
 
 // Document builds the OpenAPI 2.0 document served at GET /openapi.json: the generated documents of
 // verification.v1 and of the platform's build service, the plain routes, each operation's
