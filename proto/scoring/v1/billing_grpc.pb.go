@@ -29,7 +29,7 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // BillingService upgrades trial accounts through the payment processor's hosted checkout and reports
-// an account's billing status (Document 2 "States and transitions"). The processor's webhook, which
+// an account's billing status (scoring README "Billing"). The processor's webhook, which
 // performs the upgrade, is a plain HTTP handler (POST /v1/billing/webhook): its signature covers the
 // raw body.
 type BillingServiceClient interface {
@@ -87,7 +87,7 @@ func (c *billingServiceClient) GetBillingAccountStatus(ctx context.Context, in *
 // for forward compatibility.
 //
 // BillingService upgrades trial accounts through the payment processor's hosted checkout and reports
-// an account's billing status (Document 2 "States and transitions"). The processor's webhook, which
+// an account's billing status (scoring README "Billing"). The processor's webhook, which
 // performs the upgrade, is a plain HTTP handler (POST /v1/billing/webhook): its signature covers the
 // raw body.
 type BillingServiceServer interface {

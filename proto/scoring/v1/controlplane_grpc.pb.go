@@ -37,7 +37,7 @@ const (
 //
 // ControlPlaneService is the self-serve key dashboard (interface release v1.4.0): control-plane auth
 // (signup, login, logout) gives a workspace session; the session renames the workspace and manages
-// its API keys; one-time setup links hand a new key to someone else (Document 2 "Authentication" 4).
+// its API keys; one-time setup links hand a new key to someone else (scoring README "Control plane").
 type ControlPlaneServiceClient interface {
 	// Signup creates a workspace and its owner's password (201 with a session). Signing up again with
 	// the same e-mail and the same password logs in (200); another password answers 409.
@@ -180,7 +180,7 @@ func (c *controlPlaneServiceClient) RevealKeySetup(ctx context.Context, in *Reve
 //
 // ControlPlaneService is the self-serve key dashboard (interface release v1.4.0): control-plane auth
 // (signup, login, logout) gives a workspace session; the session renames the workspace and manages
-// its API keys; one-time setup links hand a new key to someone else (Document 2 "Authentication" 4).
+// its API keys; one-time setup links hand a new key to someone else (scoring README "Control plane").
 type ControlPlaneServiceServer interface {
 	// Signup creates a workspace and its owner's password (201 with a session). Signing up again with
 	// the same e-mail and the same password logs in (200); another password answers 409.

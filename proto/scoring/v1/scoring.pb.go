@@ -1108,7 +1108,7 @@ func (x *ScoreResponse) GetResult() *ScoreResult {
 	return nil
 }
 
-// ScoreResult has exactly the fields of Document 2 "Score response".
+// ScoreResult has exactly the fields of scoring README "Score response".
 type ScoreResult struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Workflow      string                 `protobuf:"bytes,1,opt,name=workflow,proto3" json:"workflow,omitempty"`

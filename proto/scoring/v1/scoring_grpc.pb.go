@@ -34,7 +34,7 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// ScoringService scores claims per workflow (Document 2 "What the service does"). Every method takes a
+// ScoringService scores claims per workflow (scoring README "Routes"). Every method takes a
 // bearer API key. Score, ScoreBatch and the three legacy methods are billable: each successful score
 // is one scoring call on the key's meter.
 type ScoringServiceClient interface {
@@ -163,7 +163,7 @@ func (c *scoringServiceClient) ListModels(ctx context.Context, in *ListModelsReq
 // All implementations must embed UnimplementedScoringServiceServer
 // for forward compatibility.
 //
-// ScoringService scores claims per workflow (Document 2 "What the service does"). Every method takes a
+// ScoringService scores claims per workflow (scoring README "Routes"). Every method takes a
 // bearer API key. Score, ScoreBatch and the three legacy methods are billable: each successful score
 // is one scoring call on the key's meter.
 type ScoringServiceServer interface {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -128,6 +129,55 @@ func invoice(id, subscriptionID, accountID string) map[string]any {
 		"parent": map[string]any{"type": "subscription_details", "subscription_details": map[string]any{
 			"subscription": subscriptionID, "metadata": map[string]any{"account_id": accountID},
 		}},
+	}
+}
+
+// TestUpgradeURLOpensInABrowser: the upgrade_url of a 402 is a link. Opened without a key (a
+// browser) it is a page that asks for the key; with the trial key as bearer it is a 303 to the
+// hosted checkout.
+func TestUpgradeURLOpensInABrowser(t *testing.T) {
+	t.Parallel()
+	s, _ := startBilling(t)
+	trial := s.Do("POST", "/v1/keys/trial", nil, nil).Object(t)
+	key, keyID := trial["api_key"].(string), trial["key_id"].(string)
+	month := time.Now().UTC().Format("2006-01")
+	if _, err := s.Pool.Exec(context.Background(), `INSERT INTO usage_counters (key_id, period, calls) VALUES ($1, $2, 1000)`, keyID, month); err != nil {
+		t.Fatal(err)
+	}
+	r := s.scoreDenial(key)
+	if r.Status != 402 {
+		t.Fatalf("trial key past its quota: %d %s, want 402", r.Status, r.Body)
+	}
+	upgrade, err := url.Parse(r.Object(t)["upgrade_url"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(header map[string]string) (*http.Response, string) {
+		req, err := http.NewRequest("GET", s.URL+upgrade.Path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	if resp, body := get(nil); resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") ||
+		!strings.Contains(body, "<form") || !strings.Contains(body, `fetch("/v1/billing/checkout-session", {method: "POST"`) {
+		t.Fatalf("GET %s in a browser: got %d %q %.300s, want 200 with a page that opens the checkout", upgrade.Path, resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+	if resp, body := get(bearer(key)); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "https://checkout.stripe.test/c/pay/cs_test_1" {
+		t.Fatalf("GET %s with the trial key: got %d Location %q %s, want 303 to the checkout", upgrade.Path, resp.StatusCode, resp.Header.Get("Location"), body)
+	}
+	if resp, body := get(bearer("trial_" + strings.Repeat("a", 43))); resp.StatusCode != 401 || !strings.Contains(body, "Invalid or revoked API key") {
+		t.Fatalf("GET %s with an unknown key: got %d %s, want the 401 of POST", upgrade.Path, resp.StatusCode, body)
 	}
 }
 

@@ -167,7 +167,7 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 		}
 	}
 
-	// Billable: exactly the scoring routes (Document 2 "Limits") and the agent endpoint, whose
+	// Billable: exactly the scoring routes (README "Keys, limits and metering") and the agent endpoint, whose
 	// score_workflow calls the unified route in process; each on the scoring_calls meter.
 	wantBillable := []string{
 		"POST /mcp", "POST /v1/claims/denial/score", "POST /v1/claims/prior-auth/predict", "POST /v1/claims/reimbursement/estimate",
@@ -209,7 +209,7 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 	}
 }
 
-// TestReadyzFollowsTheDatabase: Document 2 "States": /readyz is 503 while the database is unreachable.
+// TestReadyzFollowsTheDatabase: README "Operations": /readyz is 503 while the database is unreachable.
 func TestReadyzFollowsTheDatabase(t *testing.T) {
 	t.Parallel()
 	proxy, dbURL := pgtest.NewProxy(t, pgtest.NewDatabase(t))

@@ -108,6 +108,8 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 	// The processor's webhook needs the raw body for its signature: a plain handler, public.
 	p.Server.Handle("POST /v1/billing/webhook", api.BillingWebhook(bill, p.Log))
 	p.Server.Handle("GET /v1/billing/checkout/return", api.CheckoutReturn())
+	// The 402's upgrade_url opened as a link (README "Billing").
+	p.Server.Handle("GET /v1/billing/checkout-session", api.CheckoutPage(bill, cfg.creds.oauth.Authenticator()))
 	// Operations routes (internal/web/ops): Prometheus text to private-network callers, the JSON
 	// snapshot to keys with metrics:read, and the API description built once from the protos.
 	apiDoc, err := ops.Document(cfg.Settings.PublicURL)

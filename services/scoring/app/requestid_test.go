@@ -17,8 +17,8 @@ import (
 	scoringv1 "github.com/trustlayer/trustlayer/proto/scoring/v1"
 )
 
-// TestRequestIDOnEveryScoringAnswer: Document 2 returns x-request-id "on every scoring response". A
-// scoring route's refusals carry one too (authentication, a body the gateway cannot decode, field
+// TestRequestIDOnEveryScoringAnswer: every scoring answer carries an x-request-id (README "Score
+// response"). A scoring route's refusals carry one too (authentication, a body the gateway cannot decode, field
 // validation), exactly one per answer; other routes do not.
 func TestRequestIDOnEveryScoringAnswer(t *testing.T) {
 	t.Parallel()

@@ -12,9 +12,8 @@ import (
 // scoring-bench. With two Ps or more, each collection is also a burst of slow requests (the marking
 // takes a quarter of the Ps, and the stop that starts it waits for a thread the kernel may have
 // descheduled), so 1,600 collects a quarter as often: at half the maximum rate the share of requests
-// over 5 ms fell from 1.1-2.0 % to 0.5-0.9 %, and the p99 from 5.3-7.2 ms to 3.7-4.8 ms (PERFORMANCE.md,
-// session 12). With one P it stays 400: 1,600 did worse there in session 8 and no better in session
-// 12. After each collection the background sweeper holds the only P until it has swept, without
+// over 5 ms fell from 1.1-2.0 % to 0.5-0.9 %, and the p99 from 5.3-7.2 ms to 3.7-4.8 ms
+// (docs/performance.md). With one P it stays 400: 1,600 did worse there, twice. After each collection the background sweeper holds the only P until it has swept, without
 // polling the network (golang/go#56060), and a larger heap takes longer to sweep. The heap goal is
 // bounded by GOMEMLIMIT, which setMemoryLimit takes from the container's limit. GOGC in the
 // environment wins.

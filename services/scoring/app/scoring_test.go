@@ -90,7 +90,7 @@ func TestWorkflowDiscoveryAndValidation(t *testing.T) {
 	}
 }
 
-// scoreFields are exactly the fields of Document 2 "Score response".
+// scoreFields are exactly the fields of README "Score response".
 var scoreFields = []string{"confidence", "details", "explanation", "model_version", "risk_level", "score", "scored_at", "workflow"}
 
 func keysOf(m map[string]any) []string {
@@ -213,7 +213,7 @@ func TestDenialRouting(t *testing.T) {
 		return r.Object(t)["details"].(map[string]any)["denial"].(map[string]any)
 	}
 
-	// Document 2's operating-threshold table, every cell.
+	// The operating-threshold table (README "Denial routing"), every cell.
 	table := map[string][3]float64{
 		"synthetic_v1":    {0.21, 0.25, 0.31},
 		"cms_v1":          {0.24, 0.28, 0.34},

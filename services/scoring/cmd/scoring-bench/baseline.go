@@ -9,7 +9,7 @@ import (
 	"github.com/trustlayer/trustlayer/services/scoring/internal/decision"
 )
 
-// baseline is the in-repo yardstick of issue 4: a plain net/http + encoding/json handler doing the
+// baseline is the in-repo yardstick of the performance targets (README "Performance"): a plain net/http + encoding/json handler doing the
 // same model work as POST /v1/score (validation, routing, the model, the response fields) with no
 // gateway, no gRPC, no authentication, no limits, no metering and no tracing.
 type baseline struct{ engine *decision.Engine }

@@ -106,7 +106,7 @@ func main() {
 		cpus := "0"
 		if *placement == "spread" {
 			// Two Ps: a garbage collection's mark worker or the usage flush's encoding runs on one while
-			// requests go on on the other. With one P they wait (see PERFORMANCE.md).
+			// requests go on on the other. With one P they wait (docs/performance.md).
 			cpus, o.where = "0-1", "service and baseline on CPUs 0-1 (GOMAXPROCS=2), load and PostgreSQL's sessions of the run on CPU 1"
 		}
 		o.placement = append(o.placement, loadtest.WithCPUs(cpus))

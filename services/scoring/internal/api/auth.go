@@ -1,6 +1,6 @@
 // Package api implements the scoring service's gRPC servers (and so, through the gateway, its JSON
 // routes): it authenticates callers, translates between proto and the use cases, meters billable
-// calls and maps domain errors to Document 2's error bodies (errors.go).
+// calls and maps domain errors to the README's error bodies (errors.go).
 package api
 
 import (

@@ -138,6 +138,63 @@ func CheckoutReturn() http.Handler {
 	})
 }
 
+// CheckoutPage is GET /v1/billing/checkout-session, the upgrade_url of a 402 opened as a link. A
+// request with the trial key as bearer (or x-service-api-key) is sent on to a new hosted checkout: 303
+// See Other to its url, as POST /v1/billing/checkout-session would open it (and with its refusals). A
+// browser, which has no key to send, gets a page that asks for the key and opens the checkout with it
+// through that POST; the key never goes into a URL.
+func CheckoutPage(b *billing.Service, creds Credentials) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" && r.Header.Get("X-Service-Api-Key") == "" {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Header().Set("Cache-Control", "no-store")
+			_, _ = io.WriteString(w, checkoutPage)
+			return
+		}
+		key, err := Bearer(r.Context(), creds, r.Header.Values)
+		if err == nil {
+			var sess billing.Session
+			if sess, err = b.CheckoutForKey(r.Context(), key); err == nil {
+				http.Redirect(w, r, sess.URL, http.StatusSeeOther)
+				return
+			}
+		}
+		if e, ok := apierror.As(toAPI(r.Context(), err)); ok {
+			gateway.WriteJSON(w, e.Status, e.Body)
+			return
+		}
+		gateway.WriteJSON(w, http.StatusInternalServerError, map[string]any{"detail": "Internal Server Error"})
+	})
+}
+
+// checkoutPage asks for the trial key and opens its checkout with POST /v1/billing/checkout-session.
+const checkoutPage = `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>Upgrade to the paid plan</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body>
+<h1>Upgrade to the paid plan</h1>
+<p>Your trial key moves to the paid plan in place: the same key keeps working, without the monthly quota.
+Enter it to open the secure checkout.</p>
+<form id="checkout">
+<label>Trial API key <input name="key" type="password" autocomplete="off" required></label>
+<button type="submit">Open checkout</button>
+</form>
+<p id="error" role="alert"></p>
+<script>
+document.getElementById("checkout").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const key = new FormData(event.target).get("key").trim();
+  const answer = await fetch("/v1/billing/checkout-session", {method: "POST", headers: {"Authorization": "Bearer " + key}});
+  const body = await answer.json();
+  if (answer.ok) { window.location.assign(body.url); return; }
+  document.getElementById("error").textContent = body.detail;
+});
+</script>
+</body>
+</html>
+`
+
 // optionalTime is a timestamp, or nil (absent from the JSON) for no time.
 func optionalTime(t *time.Time) *timestamppb.Timestamp {
 	if t == nil {

@@ -102,7 +102,7 @@ func (s *Scoring) ValidateWorkflow(_ context.Context, req *scoringv1.ValidateWor
 	}
 	_, normalised, errs := claim.Validate(sp.Workflow, req.GetPayload().AsMap())
 	if len(errs) > 0 {
-		// Document 2 answers with the normalized payload and the errors: the fields that passed,
+		// The answer holds the normalized payload and the errors: the fields that passed,
 		// normalised, so that a caller fixing a claim sees how the rest will be read.
 		e := validationError(errs)
 		e.Body["valid"] = false
@@ -180,7 +180,7 @@ func legacyOptions(r legacyRequest) decision.Options {
 // that request records are inserted in roughly index order.
 func newRequestID() string { return uuid.Must(uuid.NewV7()).String() }
 
-// scoringMethods are the calls whose every answer carries an x-request-id (Document 2 "Score
+// scoringMethods are the calls whose every answer carries an x-request-id (README "Score
 // response"): refusals by authentication, limits and validation too, so that a client can quote the
 // id of any answer it got.
 var scoringMethods = map[string]bool{

@@ -1,6 +1,6 @@
 // Package billing upgrades trial accounts to the paid plan through a payment processor's hosted
 // checkout, and keeps each account's plan in step with its subscription as the processor's webhooks
-// report it (Document 2 "States and transitions": the same key and account move to a paid plan, in
+// report it (README "Billing": the same key and account move to a paid plan, in
 // place). The processor is behind Processor (stripe.go implements it with stripe-go); the plan lives
 // in accounts.plan, which the key cache and the meter read on every scoring request.
 package billing
@@ -29,6 +29,11 @@ var (
 	ErrKeyNotTrial = errors.New("only a trial key may open a checkout")
 	// ErrProcessor is the payment processor failing or refusing a call; the cause is logged only.
 	ErrProcessor = errors.New("payment processor unavailable")
+)
+
+// Errors of Processor.ParseEvent: a webhook the service cannot trust or read (400), which the
+// processor delivers again.
+var (
 	// ErrSignature is a webhook whose signature header is missing, malformed or does not match.
 	ErrSignature = errors.New("invalid webhook signature")
 	// ErrStale is a correctly signed webhook whose timestamp is outside the tolerance: a replay of an

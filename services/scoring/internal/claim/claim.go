@@ -5,7 +5,7 @@ package claim
 
 import "time"
 
-// Workflow identifies one scoring workflow of Document 2.
+// Workflow identifies one scoring workflow of the README.
 type Workflow string
 
 // The three scoring workflows. Appeals are generated, not scored, and are not a Workflow.

@@ -31,7 +31,7 @@ const (
 // OperatingPoints lists the operating points in threshold order.
 var OperatingPoints = []string{HighRecall, Balanced, HighPrecision}
 
-// Thresholds is Document 2's operating-threshold table, fixed by profile.
+// Thresholds is the README's operating-threshold table, fixed by profile.
 var Thresholds = map[model.Profile][3]float64{
 	model.SyntheticV1:    {0.21, 0.25, 0.31},
 	model.CMSV1:          {0.24, 0.28, 0.34},
@@ -52,7 +52,7 @@ const (
 	RoutedDefault    = "default"
 )
 
-// Options are the caller's choices (Document 2 "options keys").
+// Options are the caller's choices (README "Routes").
 type Options struct {
 	ModelVersion        string
 	AllowFallback       bool
@@ -63,7 +63,7 @@ type Options struct {
 // Config is the deployment's part of the decision.
 type Config struct {
 	// DenialThresholdOverride replaces the table's threshold for every profile and operating point
-	// when set (0 < value < 1): the deployment-level explicit override of Document 2.
+	// when set (0 < value < 1): the deployment-level explicit override of the README.
 	DenialThresholdOverride float64
 }
 

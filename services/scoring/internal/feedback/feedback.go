@@ -1,4 +1,4 @@
-// Package feedback accepts outcome feedback on earlier scoring calls (Document 2 "Feedback record"):
+// Package feedback accepts outcome feedback on earlier scoring calls (README "Feedback"):
 // the request id must be a stored, unexpired scoring response of the caller's account, the endpoint
 // must match the scored call, and the record carries no PHI.
 package feedback

@@ -16,8 +16,7 @@ import (
 // Record is a request record as the meter holds it until it is written: a RequestRecord without a
 // single pointer. At 7,500 requests/s a second of buffered records was 1.5 MB of the service's 8 MB
 // live heap, strings and a map of strings that every garbage collection had to trace, and marking is
-// what holds up requests on a replica with one processor (services/scoring/PERFORMANCE.md,
-// session 11). A slice and a map of Records are never scanned. Make one with NewRecord.
+// what holds up requests on a replica with one processor (docs/performance.md). A slice and a map of Records are never scanned. Make one with NewRecord.
 type Record struct {
 	id                              recordKey
 	keyID, accountID                uuid.UUID

@@ -6,7 +6,7 @@ import "github.com/trustlayer/trustlayer/services/scoring/internal/claim"
 // a card file per model beside it. Field order is the JSON order, and every list is sorted, so the
 // files are byte-for-byte reproducible.
 
-// The model versions Document 2 names as current.
+// The model versions the README names as current.
 const (
 	DenialVersion        = "0.3.3"
 	PriorAuthVersion     = "0.2.3-prior-auth-on-file"
@@ -24,7 +24,7 @@ const (
 	CalibrationIsotonicVersion = "isotonic-2026.11"
 )
 
-// IntendedUse is stated on every model card; Document 2 says output is decision support only.
+// IntendedUse is stated on every model card; the README says output is decision support only.
 const IntendedUse = "decision support only: a score informs a human reviewer and never approves, denies or pays a claim on its own"
 
 // ModelFile is one artifact file: one version of one workflow's model.
@@ -100,7 +100,7 @@ type Isotonic struct {
 }
 
 // Tiers are the calibrated-score cut-offs of the risk tiers: the 90th and 80th percentiles over the
-// held-out population, so high is the top 10 % and medium the next 10 % (Document 2, risk_tier).
+// held-out population, so high is the top 10 % and medium the next 10 % (README, risk_tier).
 type Tiers struct {
 	High   float64 `json:"high"`
 	Medium float64 `json:"medium"`

@@ -11,7 +11,7 @@ import (
 
 // Result is one classifier score.
 type Result struct {
-	// Probability is the calibrated probability: the score Document 2 returns.
+	// Probability is the calibrated probability: the score the README returns.
 	Probability float64
 	// Raw is the uncalibrated probability σ(Logit).
 	Raw float64
@@ -22,14 +22,14 @@ type Result struct {
 	Drift    Drift
 }
 
-// The risk tiers of Document 2.
+// The risk tiers of the README.
 const (
 	TierHigh   = "high"
 	TierMedium = "medium"
 	TierLow    = "low"
 )
 
-// The payer support levels of Document 2.
+// The payer support levels of the README.
 const (
 	SupportHigh     = "high"
 	SupportModerate = "moderate"
@@ -138,7 +138,7 @@ func (c *Classifier) Tier(p float64) string {
 }
 
 // SupportLevel says how much training evidence the model has for a payer. Low keeps the score valid
-// but tells the caller manual payer-policy verification stays in the loop (Document 2).
+// but tells the caller manual payer-policy verification stays in the loop (README).
 func (c *Classifier) SupportLevel(payerID int64) string {
 	switch rows := c.ref.payerRows[payerID]; {
 	case rows == 0:

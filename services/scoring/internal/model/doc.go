@@ -3,7 +3,7 @@
 // profile auto-detection and drift flags, all read from the artifacts cmd/scoring-train writes and this
 // package embeds.
 //
-// Scoring is deterministic (Document 2: identical inputs and model version give identical output) and
+// Scoring is deterministic (README: identical inputs and model version give identical output) and
 // does not allocate, factors included, so a scoring handler adds no garbage per claim. Loading, drift
 // names and model cards allocate; they run at start or for responses and logs.
 //

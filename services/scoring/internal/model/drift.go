@@ -8,7 +8,7 @@ import (
 )
 
 // Drift flags the ways a claim lies outside a model's training population. A flagged score is still
-// valid; Document 2 lets the caller's confidence be downgraded and the decision log carry the flags.
+// valid; the README lets the caller's confidence be downgraded and the decision log carry the flags.
 type Drift uint8
 
 // The drift flags.

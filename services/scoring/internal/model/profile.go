@@ -5,7 +5,7 @@ import "github.com/trustlayer/trustlayer/services/scoring/internal/claim"
 // Profile names a claims population (a distribution regime) with a denial model of its own.
 type Profile string
 
-// The distribution profiles of Document 2. Each is a synthetic population with its own payer mix, CPT
+// The distribution profiles of the README. Each is a synthetic population with its own payer mix, CPT
 // mix and amount band; MODELS.md describes them.
 const (
 	SyntheticV1    Profile = "synthetic_v1"
@@ -16,7 +16,7 @@ const (
 // Profiles lists the profiles in the order artifacts and cards list them.
 var Profiles = []Profile{SyntheticV1, CMSV1, CommercialBeta}
 
-// ParseProfile accepts the exact profile names of Document 2.
+// ParseProfile accepts the exact profile names of the README.
 func ParseProfile(s string) (Profile, bool) {
 	switch p := Profile(s); p {
 	case SyntheticV1, CMSV1, CommercialBeta:
@@ -25,7 +25,7 @@ func ParseProfile(s string) (Profile, bool) {
 	return "", false
 }
 
-// DetectProfile is the auto-detection step of denial routing (Document 2: CPT pattern, amount band,
+// DetectProfile is the auto-detection step of denial routing (README: CPT pattern, amount band,
 // payer id bucket). The rules mirror how synth builds the populations:
 //
 //   - a code outside the known families matches no population: not decisive;

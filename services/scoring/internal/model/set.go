@@ -144,7 +144,7 @@ func (s *Set) addCard(fsys fs.FS, data []byte) error {
 	return nil
 }
 
-// compareCards orders cards by workflow in Document 2 order, then version, then profile.
+// compareCards orders cards by workflow in the README's order, then version, then profile.
 func compareCards(a, b Card) int {
 	if c := slices.Index(claim.Workflows, a.Workflow) - slices.Index(claim.Workflows, b.Workflow); c != 0 {
 		return c

@@ -15,7 +15,7 @@ import (
 	"github.com/trustlayer/trustlayer/services/scoring/internal/model"
 )
 
-// Change types (Document 3) that move the prior-authorization model's policy features.
+// Change types (the ingestion service's change types) that move the prior-authorization model's policy features.
 const (
 	PriorAuthAdded   = "prior_auth_added"
 	PriorAuthRemoved = "prior_auth_removed"

@@ -1,4 +1,4 @@
-// Package mcp is the scoring service's agent endpoint (Document 2 "Hosted agent endpoint"): the tool
+// Package mcp is the scoring service's agent endpoint (README "MCP agent endpoint"): the tool
 // score_workflow and the prompts over MCP, built with the official Go SDK. The hosted endpoint serves
 // Streamable HTTP at /mcp with its server card and OAuth protected-resource metadata (RFC 9728); the
 // local stdio command (cmd/scoring-mcp) serves the same tool and prompts, scoring over the HTTP API.

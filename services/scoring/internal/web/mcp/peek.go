@@ -12,7 +12,7 @@ import (
 )
 
 // keyedTools are the tools a call of needs a credential for. Every other method (initialize, the
-// lists, prompts/get, ping, completion) is public, as Document 2 says of initialize, tools/list and
+// lists, prompts/get, ping, completion) is public, as the README says of initialize, tools/list and
 // prompts/list; a call of a tool the server does not have is answered by the SDK.
 var keyedTools = map[string]bool{ToolName: true}
 

@@ -17,7 +17,7 @@ import (
 // ServerName is the implementation name announced at initialize.
 const ServerName = "trustlayer-scoring"
 
-// ToolName is the scoring tool (Document 2).
+// ToolName is the scoring tool (README).
 const ToolName = "score_workflow"
 
 // Scored is the answer of a scoring call: the score response, exactly the body of POST /v1/score, and

@@ -7,8 +7,8 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/gateway"
 )
 
-// The operations routes' errors, in the service's {"detail": "<message>"} shape (Document 2
-// "Errors"). Bearer failures come from api.Bearer, so they read as on every other route.
+// The operations routes' errors, in the service's {"detail": "<message>"} shape (README
+// "Routes"). Bearer failures come from api.Bearer, so they read as on every other route.
 var (
 	errNotPrivate = apierror.New(http.StatusForbidden, "GET /metrics is answered to private-network callers only")
 	errNoScope    = apierror.New(http.StatusForbidden, "This API key lacks the metrics:read scope")

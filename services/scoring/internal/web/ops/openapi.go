@@ -19,15 +19,14 @@ import (
 	"github.com/trustlayer/trustlayer/services/scoring/internal/score"
 )
 
-// InterfaceVersion is the interface release the document describes (CHANGELOG.md, Document 2
-// "Versioning").
+// InterfaceVersion is the interface release the document describes (CHANGELOG.md).
 const InterfaceVersion = "1.4.0"
 
 // sources are the generated documents that describe what this service serves: its own protos and
 // the platform's build service (GET /v1/build). error.proto has no routes of its own.
 var sources = []string{"scoring/v1/*.swagger.json", "platform/v1/build.swagger.json"}
 
-// billableMethods are the scoring routes (Document 2 "Limits": a scoring call is a 2xx from a scoring
+// billableMethods are the scoring routes (README "Keys, limits and metering": a scoring call is a 2xx from a scoring
 // endpoint, unified or legacy; a batch bills each successful item), with their telemetry route ids.
 // Validation, feedback, limits and usage are not billable.
 var billableMethods = map[string]string{
@@ -65,7 +64,7 @@ func build(files fs.FS, publicURL string, plain []PlainRoute, access func(string
 			"title":   "Claim-scoring service",
 			"version": InterfaceVersion,
 			"description": "Scores healthcare claims per workflow (denial, prior authorization, reimbursement), with appeals, " +
-				"feedback, metering, keys, billing and a control plane (Document 2). Decision support only. Every error body " +
+				"feedback, metering, keys, billing and a control plane (README). Decision support only. Every error body " +
 				"is {\"detail\": ...}. Generated from the protos; see x-billable, x-meter and x-workflowSchemas.",
 		},
 		"basePath":    "/",
@@ -122,7 +121,7 @@ func build(files fs.FS, publicURL string, plain []PlainRoute, access func(string
 	doc["tags"] = tags
 	doc["definitions"].(map[string]any)["Error"] = map[string]any{
 		"type":        "object",
-		"description": `Every error body (Document 2 "Errors"); 402 adds error and upgrade_url, a payload 422 adds errors.`,
+		"description": `Every error body (README "Routes"); 402 adds error and upgrade_url, a payload 422 adds errors.`,
 		"properties": map[string]any{
 			"detail":              map[string]any{"type": "string"},
 			"error":               map[string]any{"type": "string"},

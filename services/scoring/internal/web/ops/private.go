@@ -7,7 +7,7 @@ import (
 	"github.com/trustlayer/trustlayer/services/scoring/internal/api"
 )
 
-// IsPrivate reports whether a is an address GET /metrics answers (Document 2: "private network"):
+// IsPrivate reports whether a is an address GET /metrics answers (README: "private network"):
 // loopback (127.0.0.0/8, ::1), private IPv4 (RFC 1918), unique local IPv6 (fc00::/7, RFC 4193) and
 // link-local (169.254.0.0/16, fe80::/10). An IPv4-mapped IPv6 address counts as its IPv4 address.
 func IsPrivate(a netip.Addr) bool {

@@ -114,6 +114,21 @@ var PlainRoutes = []PlainRoute{
 		Responses: map[string]string{"200": "{status, detail}"},
 	},
 	{
+		Method: "GET", Path: "/v1/billing/checkout-session", OperationID: "Billing_CheckoutPage", Tag: "Billing", Access: AccessPublic,
+		Summary: "The 402's upgrade_url opened as a link: a page that asks for the trial key, or with the key as bearer a redirect to the hosted checkout",
+		Description: "Without a credential: an HTML page whose form opens the checkout with POST /v1/billing/checkout-session. " +
+			"With the trial key (Authorization: Bearer or x-service-api-key): 303 See Other to a new hosted checkout's url, " +
+			"with the refusals of POST /v1/billing/checkout-session (401, 403, 503, 502).",
+		Produces: "text/html",
+		Responses: map[string]string{
+			"200": "the upgrade page (text/html)",
+			"303": "Location: the hosted checkout",
+			"401": "{detail}: the key is unknown or revoked",
+			"403": "{detail}: not a trial key",
+			"503": "{detail}: billing is not configured",
+		},
+	},
+	{
 		Method: "POST", Path: "/mcp", OperationID: "Agent_MCP", Tag: "Agent", Access: AccessBearer, RouteID: score.RouteUnified,
 		Summary: "Hosted agent endpoint (MCP, Streamable HTTP, stateless, JSON answers)",
 		Description: "JSON-RPC over Streamable HTTP. initialize, tools/list and prompts/list are public; tools/call of " +

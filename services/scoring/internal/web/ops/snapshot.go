@@ -20,7 +20,7 @@ import (
 	"github.com/trustlayer/trustlayer/services/scoring/internal/store"
 )
 
-// SchemaVersion is metrics_schema_version of GET /metrics.json (Document 2). A change that removes or
+// SchemaVersion is metrics_schema_version of GET /metrics.json (README). A change that removes or
 // renames a field raises it; adding fields does not.
 const SchemaVersion = 1
 
