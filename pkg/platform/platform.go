@@ -189,25 +189,32 @@ func Migrate(ctx context.Context, spec Spec, stdout io.Writer) error {
 	return nil
 }
 
-// Command runs a service binary: no argument (or "serve") serves, "migrate" applies migrations and exits.
-// register adds the service's own APIs and loops to the opened platform.
-func Command(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer, spec Spec, register func(*Platform) error) error {
+// Boot loads a service's configuration from getenv and opens its platform with every API and loop
+// registered, logging to stdout; the caller runs it. A service's app.Boot is one: its binary serves
+// through it and its tests start it in-process (pkg/servicetest).
+type Boot func(ctx context.Context, getenv func(string) string, stdout io.Writer) (*Platform, error)
+
+// Command runs a service binary: no argument (or "serve") boots the service and serves until ctx
+// ends; "migrate" applies the migrations of the spec that spec reads from getenv, and exits.
+func Command(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer,
+	spec func(getenv func(string) string) (Spec, error), boot Boot) error {
 	cmd := "serve"
 	if len(args) > 0 {
 		cmd = args[0]
 	}
 	switch cmd {
 	case "migrate":
-		return Migrate(ctx, spec, stdout)
+		s, err := spec(getenv)
+		if err != nil {
+			return err
+		}
+		return Migrate(ctx, s, stdout)
 	case "serve":
-		p, err := Open(ctx, spec, getenv, stdout)
+		p, err := boot(ctx, getenv, stdout)
 		if err != nil {
 			return err
 		}
 		defer p.Close()
-		if err := register(p); err != nil {
-			return err
-		}
 		return p.Run(ctx)
 	default:
 		return fmt.Errorf("unknown command %q (want serve or migrate)", cmd)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -76,10 +77,12 @@ func TestMigrateCommand(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
 	s := spec(t, pgtest.NewDatabase(t))
-	err := platform.Command(context.Background(), []string{"migrate"}, getenv(nil), &out, s, func(*platform.Platform) error {
-		t.Error("migrate must not start the service")
-		return nil
-	})
+	specOf := func(func(string) string) (platform.Spec, error) { return s, nil }
+	err := platform.Command(context.Background(), []string{"migrate"}, getenv(nil), &out, specOf,
+		func(context.Context, func(string) string, io.Writer) (*platform.Platform, error) {
+			t.Error("migrate must not start the service")
+			return nil, errors.New("started")
+		})
 	if err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
@@ -95,8 +98,48 @@ func TestMigrateCommand(t *testing.T) {
 	if !sawApplied || !sawDone {
 		t.Errorf("log: got %s, want the outbox migration applied and a final line", out.String())
 	}
-	if err := platform.Command(context.Background(), []string{"frobnicate"}, getenv(nil), io.Discard, s, nil); err == nil {
+	if err := platform.Command(context.Background(), []string{"frobnicate"}, getenv(nil), io.Discard, specOf, nil); err == nil {
 		t.Error("unknown command: got nil, want an error")
+	}
+}
+
+// With no argument the binary serves what boot opened until its context ends, then closes it.
+func TestServeCommandRunsWhatBootOpened(t *testing.T) {
+	t.Parallel()
+	s := spec(t, pgtest.NewDatabase(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	booted := make(chan *platform.Platform, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- platform.Command(ctx, nil, getenv(nil), io.Discard,
+			func(func(string) string) (platform.Spec, error) { return s, errors.New("serve must not read the spec") },
+			func(ctx context.Context, getenv func(string) string, stdout io.Writer) (*platform.Platform, error) {
+				p, err := platform.Open(ctx, s, getenv, stdout)
+				booted <- p
+				return p, err
+			})
+	}()
+	p := <-booted
+	if p == nil {
+		t.Fatal("boot failed")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get("http://" + p.Server.HTTPAddr() + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the booted service never answered /healthz: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve: got %v, want a clean stop", err)
 	}
 }
 

@@ -27,9 +27,8 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/platform"
 )
 
-// Boot loads a service's configuration from getenv and opens its platform with every API and loop
-// registered, logging to logs; it does not run it.
-type Boot func(ctx context.Context, getenv func(string) string, logs io.Writer) (*platform.Platform, error)
+// Boot is how a test starts a service: the same function its binary serves through.
+type Boot = platform.Boot
 
 // Env is the environment of a service whose variables start with prefix (for example "SCORING_"):
 // a fresh database, loopback listeners on free ports, the shared test NATS with a namespace of its

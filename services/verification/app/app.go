@@ -6,7 +6,6 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/url"
 	"runtime/debug"
@@ -162,7 +161,7 @@ func registerOrganizations(cfg Config, p *platform.Platform) error {
 }
 
 // Boot loads the configuration from getenv and opens the platform with every API and loop
-// registered, logging to logs; it does not run it (servicetest.Boot).
+// registered, logging to logs; it does not run it (a platform.Boot).
 func Boot(ctx context.Context, getenv func(string) string, logs io.Writer) (*platform.Platform, error) {
 	cfg, err := LoadConfig(getenv)
 	if err != nil {
@@ -193,27 +192,14 @@ const gcPercent = 400
 // Main runs the service binary with its arguments: "serve" (the default) boots the service as Boot
 // does and runs it until ctx ends; "migrate" applies the migrations and exits.
 func Main(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	cmd := "serve"
-	if len(args) > 0 {
-		cmd = args[0]
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
 	}
-	switch cmd {
-	case "migrate":
-		cfg, err := LoadConfig(getenv)
-		if err != nil {
-			return err
-		}
-		return platform.Migrate(ctx, cfg.Spec, stdout)
-	case "serve":
-		if getenv("GOGC") == "" {
-			debug.SetGCPercent(gcPercent)
-		}
-		p, err := Boot(ctx, getenv, stdout)
-		if err != nil {
-			return err
-		}
-		defer p.Close()
-		return p.Run(ctx)
-	}
-	return fmt.Errorf("unknown command %q (want serve or migrate)", cmd)
+	return platform.Command(ctx, args, getenv, stdout, loadSpec, Boot)
+}
+
+// loadSpec is the platform part of the configuration, all that "migrate" needs.
+func loadSpec(getenv func(string) string) (platform.Spec, error) {
+	cfg, err := LoadConfig(getenv)
+	return cfg.Spec, err
 }
