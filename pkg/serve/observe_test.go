@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/trustlayer/trustlayer/pkg/serve"
+	"github.com/trustlayer/trustlayer/pkg/servicetest"
 	platformtestv1 "github.com/trustlayer/trustlayer/proto/platformtest/v1"
 )
 
@@ -27,12 +28,12 @@ type observed struct {
 	base    string
 	spans   *tracetest.SpanRecorder
 	metrics *sdkmetric.ManualReader
-	logs    *syncBuffer
+	logs    *servicetest.Logs
 }
 
 func startObserved(t *testing.T) *observed {
 	t.Helper()
-	o := &observed{spans: tracetest.NewSpanRecorder(), metrics: sdkmetric.NewManualReader(), logs: &syncBuffer{}}
+	o := &observed{spans: tracetest.NewSpanRecorder(), metrics: sdkmetric.NewManualReader(), logs: &servicetest.Logs{}}
 	srv, err := serve.New(serve.Config{
 		Name: "echo", HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second,
 		Logger:         slog.New(slog.NewJSONHandler(o.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),

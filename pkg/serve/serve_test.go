@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,34 +22,17 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/apierror"
 	"github.com/trustlayer/trustlayer/pkg/gateway"
 	"github.com/trustlayer/trustlayer/pkg/serve"
+	"github.com/trustlayer/trustlayer/pkg/servicetest"
 	platformv1 "github.com/trustlayer/trustlayer/proto/platform/v1"
 	platformtestv1 "github.com/trustlayer/trustlayer/proto/platformtest/v1"
 )
-
-// syncBuffer collects log output written from several goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 type harness struct {
 	srv   *serve.Server
 	echo  *echoServer
 	base  string
 	ready *atomic.Bool
-	logs  *syncBuffer
+	logs  *servicetest.Logs
 	stop  context.CancelFunc
 	done  chan error
 }
@@ -68,7 +50,7 @@ func (h *harness) dial(t *testing.T) *grpc.ClientConn {
 
 func start(t *testing.T, style gateway.ValidationStyle) *harness {
 	t.Helper()
-	h := &harness{echo: &echoServer{started: make(chan struct{})}, ready: &atomic.Bool{}, logs: &syncBuffer{}, done: make(chan error, 1)}
+	h := &harness{echo: &echoServer{started: make(chan struct{})}, ready: &atomic.Bool{}, logs: &servicetest.Logs{}, done: make(chan error, 1)}
 	h.ready.Store(true)
 	srv, err := serve.New(serve.Config{
 		Name: "echo", HTTPAddr: "127.0.0.1:0", GRPCAddr: "127.0.0.1:0", ShutdownTimeout: 5 * time.Second,
