@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/exaring/otelpgx"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
@@ -33,6 +34,12 @@ func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "3D000" { // invalid_catalog_name
+			// The commonest first-run mistake: say what to do rather than only what failed.
+			return nil, fmt.Errorf("database %q does not exist on %s: create it (createdb %s; make run creates the databases its URLs name)",
+				cfg.ConnConfig.Database, cfg.ConnConfig.Host, cfg.ConnConfig.Database)
+		}
 		return nil, fmt.Errorf("reach database %s/%s: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Database, err)
 	}
 	return pool, nil

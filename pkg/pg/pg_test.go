@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -86,6 +87,20 @@ func TestOpenFailsFastOnUnreachableDatabase(t *testing.T) {
 	_, err := pg.Open(context.Background(), "postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=2")
 	if err == nil {
 		t.Fatal("Open succeeded against a closed port")
+	}
+}
+
+func TestOpenSaysHowToCreateAMissingDatabase(t *testing.T) {
+	t.Parallel()
+	u, err := url.Parse(pgtest.AdminURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/no_such_database_for_this_test"
+	_, err = pg.Open(context.Background(), u.String())
+	if err == nil || !strings.Contains(err.Error(), `database "no_such_database_for_this_test" does not exist`) ||
+		!strings.Contains(err.Error(), "createdb no_such_database_for_this_test") {
+		t.Fatalf("got %v, want the missing database named with the way to create it", err)
 	}
 }
 
