@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/trustlayer/trustlayer/pkg/bus"
 	"github.com/trustlayer/trustlayer/pkg/servicetest"
+	ingestionv1 "github.com/trustlayer/trustlayer/proto/ingestion/v1"
 	"github.com/trustlayer/trustlayer/services/ingestion/app"
 )
 
@@ -132,4 +135,90 @@ func (s *stack) literalSource(path string, overrides map[string]any) map[string]
 		body[k] = v
 	}
 	return s.admin("POST", "/v1/sources", body, http.StatusCreated)
+}
+
+const policyV1 = `<html><head><title>Outpatient Advanced Imaging</title><style>p{margin:0}</style></head><body>
+<nav>Home | Provider policies</nav>
+<h1>Outpatient Advanced Imaging Policy</h1>
+<p>Effective Date: January 1, 2026</p>
+<h2>Coverage</h2>
+<p>MRI of the brain without and with contrast (CPT 70553) is covered when medically necessary.</p>
+<p>CT of the abdomen (CPT 74150) is covered for suspected appendicitis in adults.</p>
+<h2>Prior Authorization</h2>
+<p>Prior authorization is required for MRI of the brain (CPT 70553) in all outpatient settings.</p>
+<h2>Criteria</h2>
+<p>Imaging must follow six weeks of documented conservative therapy.</p>
+</body></html>`
+
+const policyV2 = `<html><head><title>Outpatient Advanced Imaging</title></head><body>
+<nav>Home | Provider policies</nav>
+<h1>Outpatient Advanced Imaging Policy</h1>
+<p>Effective Date: March 1, 2026</p>
+<h2>Coverage</h2>
+<p>MRI of the brain without and with contrast (CPT 70553) is covered when medically necessary.</p>
+<h2>Prior Authorization</h2>
+<p>Prior authorization is required for MRI of the brain (CPT 70553) in all outpatient settings.</p>
+<p>Prior authorization is required for MRI of the lumbar spine (CPT 72148) in all outpatient settings.</p>
+<h2>Criteria</h2>
+<p>Imaging must follow four weeks of documented conservative therapy.</p>
+</body></html>`
+
+// policyV2Rerendered has policyV2's text in other markup: not a change.
+const policyV2Rerendered = `<!DOCTYPE html><html><body><div class="page">
+<header><nav>Home | Provider policies</nav></header>
+<main><h1 class="title">Outpatient   Advanced Imaging Policy</h1>
+<div><p class="date">Effective Date: <b>March 1, 2026</b></p></div>
+<section><h2>Coverage</h2>
+<p>MRI of the brain without and with contrast (CPT 70553) is covered when <em>medically necessary</em>.</p></section>
+<section><h2>Prior Authorization</h2>
+<p>Prior authorization is required for MRI of the brain (CPT 70553) in all outpatient settings.</p>
+<p>Prior authorization is required for MRI of the lumbar spine (CPT 72148) in all outpatient settings.</p></section>
+<section><h2>Criteria</h2><p>Imaging must follow four weeks of documented conservative therapy.</p></section>
+</main></div></body></html>`
+
+// waitForPublished waits until the stream holds n change events and checks their payloads.
+func (s *stack) waitForPublished(n int) {
+	s.t.Helper()
+	ctx := context.Background()
+	stream, err := s.Bus.JS.Stream(ctx, s.Bus.StreamName("POLICY_CHANGES"))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		info, err := stream.Info(ctx)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		if int(info.State.Msgs) == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("stream holds %d events, want %d", info.State.Msgs, n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for seq := uint64(1); seq <= uint64(n); seq++ {
+		msg, err := stream.GetMsg(ctx, seq)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		var ev ingestionv1.PolicyChangePublished
+		if err := proto.Unmarshal(msg.Data, &ev); err != nil {
+			s.t.Fatal(err)
+		}
+		if msg.Subject != s.Bus.Subject("policy.change."+ev.GetChangeType()) || ev.GetChangeEventId() == "" ||
+			msg.Header.Get("Nats-Msg-Id") != ev.GetChangeEventId() || ev.GetEvidenceQuote() == "" || ev.GetOrganization() != "Acme Health Plan" {
+			s.t.Errorf("event %d: subject %s, payload %v", seq, msg.Subject, &ev)
+		}
+	}
+}
+
+func firstResource(t *testing.T, run map[string]any) map[string]any {
+	t.Helper()
+	res, _ := run["resources"].([]any)
+	if len(res) == 0 {
+		t.Fatalf("run has no resources: %v", run)
+	}
+	return res[0].(map[string]any)
 }

@@ -64,3 +64,21 @@ func pageOf(limit *int32, cursor string) (ingest.Page, error) {
 	}
 	return p, nil
 }
+
+// listPage reads the page a list request asks for, lists it with list and converts its items; a
+// page with no items converts to an empty list, which the JSON shows as [].
+func listPage[T, P any](limit *int32, cursor string, list func(ingest.Page) ([]T, string, error), convert func(T) P) ([]P, string, error) {
+	page, err := pageOf(limit, cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	items, next, err := list(page)
+	if err != nil {
+		return nil, "", toAPI(err)
+	}
+	out := make([]P, 0, len(items))
+	for _, it := range items {
+		out = append(out, convert(it))
+	}
+	return out, next, nil
+}

@@ -194,3 +194,29 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 		ev.ID, f.ID, ev.PolicyID, ev.SourceID, ev.ChangeType, ev.Status, ev.Confidence, components,
 		ev.AutoPublishThreshold, ev.ReviewThreshold, ev.ThresholdScope)
 }
+
+// FinishRun records a finished run with its observations, marks the policies it saw, and sets the
+// source's health, in one transaction (one commit per run keeps an unchanged fetch cheap).
+func (s *Store) FinishRun(ctx context.Context, run ingest.Run, observations []ingest.Observation, h ingest.HealthUpdate) error {
+	res, err := json.Marshal(orEmptySlice(run.Resources))
+	if err != nil {
+		return err
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		b.Queue(`
+INSERT INTO discovery_runs (id, source_id, trigger, status, started_at, finished_at, error_kind, error, resources)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			run.ID, run.SourceID, run.Trigger, run.Status, run.StartedAt, run.FinishedAt, run.ErrorKind, run.Error, res)
+		seen := make([]uuid.UUID, 0, len(observations))
+		for _, o := range observations {
+			queueObservation(b, o)
+			seen = append(seen, o.PolicyID)
+		}
+		b.Queue(`UPDATE policies SET last_seen_at = now() WHERE id = ANY($1)`, seen)
+		b.Queue(`
+UPDATE sources SET health_status = $2, last_error = $3, consecutive_failures = $4, last_run_at = $5, next_run_at = $6, updated_at = now()
+WHERE id = $1`, run.SourceID, h.Status, h.LastError, h.ConsecutiveFailures, run.FinishedAt, h.NextRunAt)
+		return tx.SendBatch(ctx, b).Close()
+	})
+}
