@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/trustlayer/trustlayer/pkg/apidoc"
 	"github.com/trustlayer/trustlayer/pkg/buildinfo"
 	"github.com/trustlayer/trustlayer/pkg/periodic"
 	"github.com/trustlayer/trustlayer/pkg/platform"
@@ -119,7 +120,7 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 	p.Server.Handle("GET /metrics", ops.PrivateOnly(cfg.Settings.TrustedProxyHops, p.Metrics.Handler()))
 	p.Server.Handle("GET /metrics.json", &ops.Snapshot{Service: Name, Started: time.Now(), Metrics: p.Metrics.Gatherer(),
 		Usage: st, Keys: creds, Log: p.Log, FlushInterval: cfg.Settings.UsageFlushInterval})
-	p.Server.Handle("GET /openapi.json", ops.OpenAPI(apiDoc))
+	p.Server.Handle("GET /openapi.json", apidoc.Handler(apiDoc))
 
 	p.Go(events.PolicyChanges(p.Bus, signals, p.Log).Run)
 	p.Go(func(ctx context.Context) error {

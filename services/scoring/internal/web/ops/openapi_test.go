@@ -12,7 +12,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/openapi.golden.json from the current protos and route table")
 
-// TestDocumentGolden keeps the generated document under review: a change to a proto, to PlainRoutes
+// TestDocumentGolden keeps the generated document under review: a change to a proto, to plainRoutes
 // or to the enrichment shows up as a diff of testdata/openapi.golden.json (go test -update rewrites it).
 func TestDocumentGolden(t *testing.T) {
 	doc, err := Document("https://scoring.example.com")
@@ -111,7 +111,7 @@ func TestBuildRefusesConflicts(t *testing.T) {
 			"scoring/v1/a.swagger.json": file(`{"type": "object"}`, "/health"),
 		}, "both a gateway route and a plain route"},
 	} {
-		_, err := build(tc.files, "", PlainRoutes, func(string) string { return AccessBearer })
+		_, err := build(tc.files, "", plainRoutes, func(string) string { return accessBearer })
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want an error with %q", tc.name, err, tc.want)
 		}
@@ -121,7 +121,7 @@ func TestBuildRefusesConflicts(t *testing.T) {
 		"scoring/v1/a.swagger.json": file(`{"type": "object"}`, "/v1/a"),
 		"scoring/v1/b.swagger.json": file(`{"type": "object"}`, "/v1/b"),
 	}
-	if _, err := build(same, "", nil, func(string) string { return AccessBearer }); err != nil {
+	if _, err := build(same, "", nil, func(string) string { return accessBearer }); err != nil {
 		t.Errorf("identical definitions: %v", err)
 	}
 }

@@ -1,66 +1,35 @@
 package ops
 
-import "github.com/trustlayer/trustlayer/services/scoring/internal/score"
-
-// PlainRoute documents one plain net/http route (a handler given to Server.Handle, not a gateway
-// rule) in GET /openapi.json. The gateway's routes are documented by their protos.
-type PlainRoute struct {
-	Method string
-	// Path as net/http writes it; {name} segments become string path parameters.
-	Path        string
-	OperationID string
-	Tag         string
-	Summary     string
-	Description string
-	// Access is who may call: AccessPublic, AccessBearer, AccessAdmin or AccessPrivateNetwork.
-	Access string
-	// Scopes the bearer key must carry.
-	Scopes []string
-	// Produces is the content type of a success (application/json when empty).
-	Produces string
-	// Consumes is the request body's content type; empty when there is no body.
-	Consumes string
-	// Responses maps each documented status to what it means; errors carry {"detail": ...}.
-	Responses map[string]string
-	// RouteID, set on billable routes only, is the telemetry route id their scoring calls are
-	// metered and counted under; the document marks them x-billable with x-meter scoring_calls.
-	RouteID string
-}
-
-// Who may call a route; the security of the generated document follows from it.
-const (
-	AccessPublic         = "public"
-	AccessBearer         = "bearer"
-	AccessAdmin          = "admin"
-	AccessWorkspace      = "workspace"
-	AccessPrivateNetwork = "private_network"
+import (
+	"github.com/trustlayer/trustlayer/pkg/apidoc"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/score"
 )
 
-// PlainRoutes documents every plain route the service serves. A route registered with
-// p.Server.Handle and missing here fails TestOpenAPICoversEveryRoute (app/ops_test.go): add its entry
-// when you add the handler.
-var PlainRoutes = []PlainRoute{
+// Who may call a route: the x-access of its operation, from which its security follows. A plain
+// route without x-access is public.
+const (
+	accessPublic         = "public"
+	accessBearer         = "bearer"
+	accessAdmin          = "admin"
+	accessWorkspace      = "workspace"
+	accessPrivateNetwork = "private_network"
+)
+
+// plainRoutes documents every plain route the service serves: the probes every service has, then
+// the service's own. A route registered with p.Server.Handle and missing here fails
+// TestOpenAPICoversEveryRoute (app/ops_test.go): add its entry when you add the handler. A route
+// that needs a credential says so in x-access (and x-scopes); a billable one names its telemetry
+// route id in x-route-id.
+var plainRoutes = append(apidoc.ProbeRoutes("scoring"), []apidoc.Route{
 	{
-		Method: "GET", Path: "/health", OperationID: "Operations_Health", Tag: "Operations", Access: AccessPublic,
-		Summary:   "Minimal availability",
+		Method: "GET", Path: "/health", OperationID: "Operations_Health", Tag: "Operations",
+		Summary:   "Minimal availability (the same answer as /healthz)",
 		Responses: map[string]string{"200": `{"status":"ok","service":"scoring"}`},
 	},
 	{
-		Method: "GET", Path: "/healthz", OperationID: "Operations_Healthz", Tag: "Operations", Access: AccessPublic,
-		Summary:   "Liveness (the shared probe; same answer as /health)",
-		Responses: map[string]string{"200": `{"status":"ok","service":"scoring"}`},
-	},
-	{
-		Method: "GET", Path: "/readyz", OperationID: "Operations_Readyz", Tag: "Operations", Access: AccessPublic,
-		Summary: "Readiness",
-		Responses: map[string]string{
-			"200": `ready: {"status":"ready","checks":{"database":"ok"}}`,
-			"503": `the database is unreachable: {"status":"not_ready","checks":{"database":"unavailable"}}`,
-		},
-	},
-	{
-		Method: "GET", Path: "/metrics", OperationID: "Operations_Metrics", Tag: "Operations", Access: AccessPrivateNetwork,
-		Summary: "Prometheus metrics",
+		Method: "GET", Path: "/metrics", OperationID: "Operations_Metrics", Tag: "Operations",
+		Extensions: map[string]any{"x-access": accessPrivateNetwork},
+		Summary:    "Prometheus metrics",
 		Description: "Prometheus text exposition format 0.0.4 whatever the Accept header asks: the service's OpenTelemetry " +
 			"metrics (scoring_decisions_total by route_id, workflow and risk_level; HTTP and gRPC server metrics) and the Go " +
 			"runtime and process collectors. Answered to callers on loopback, RFC 1918, unique local (fc00::/7) and link-local " +
@@ -72,9 +41,9 @@ var PlainRoutes = []PlainRoute{
 		},
 	},
 	{
-		Method: "GET", Path: "/metrics.json", OperationID: "Operations_MetricsJSON", Tag: "Operations", Access: AccessBearer,
-		Scopes:  []string{"metrics:read"},
-		Summary: "Compact metrics snapshot",
+		Method: "GET", Path: "/metrics.json", OperationID: "Operations_MetricsJSON", Tag: "Operations",
+		Extensions: map[string]any{"x-access": accessBearer, "x-scopes": []string{"metrics:read"}},
+		Summary:    "Compact metrics snapshot",
 		Description: "metrics_schema_version 1: service, build, uptime, this replica's scoring calls by route id, workflow " +
 			"and risk level and HTTP requests by status class since it started, the month's persisted usage by plan, runtime.",
 		Responses: map[string]string{
@@ -84,19 +53,12 @@ var PlainRoutes = []PlainRoute{
 		},
 	},
 	{
-		Method: "GET", Path: "/openapi.json", OperationID: "Operations_OpenAPI", Tag: "Operations", Access: AccessPublic,
-		Summary: "This document",
-		Description: "Generated from the protos (protoc-gen-openapiv2) and merged at start. Billable operations carry " +
-			"x-billable: true and x-meter: scoring_calls; x-workflowSchemas maps workflow ids to their payload JSON Schemas.",
-		Responses: map[string]string{"200": "the OpenAPI 2.0 document"},
-	},
-	{
 		Method: "GET", Path: "/v1/models/reliability/{name}", OperationID: "ScoringService_ReliabilityDiagram", Tag: "ScoringService",
-		Access: AccessPublic, Summary: "A model card's reliability diagram", Produces: "image/png",
+		Summary: "A model card's reliability diagram", Produces: "image/png",
 		Responses: map[string]string{"200": "the diagram (PNG)", "404": "no such diagram"},
 	},
 	{
-		Method: "POST", Path: "/v1/billing/webhook", OperationID: "Billing_Webhook", Tag: "Billing", Access: AccessPublic,
+		Method: "POST", Path: "/v1/billing/webhook", OperationID: "Billing_Webhook", Tag: "Billing",
 		Summary: "Payment processor webhook",
 		Description: "Authenticated by the processor's signature over the raw body (Stripe-Signature), not by a key. An applied, " +
 			"duplicate or ignored event answers 200 so that the processor stops retrying.",
@@ -109,12 +71,12 @@ var PlainRoutes = []PlainRoute{
 		},
 	},
 	{
-		Method: "GET", Path: "/v1/billing/checkout/return", OperationID: "Billing_CheckoutReturn", Tag: "Billing", Access: AccessPublic,
+		Method: "GET", Path: "/v1/billing/checkout/return", OperationID: "Billing_CheckoutReturn", Tag: "Billing",
 		Summary:   "Where the hosted checkout returns the customer (?result=success or cancelled); changes nothing",
 		Responses: map[string]string{"200": "{status, detail}"},
 	},
 	{
-		Method: "GET", Path: "/v1/billing/checkout-session", OperationID: "Billing_CheckoutPage", Tag: "Billing", Access: AccessPublic,
+		Method: "GET", Path: "/v1/billing/checkout-session", OperationID: "Billing_CheckoutPage", Tag: "Billing",
 		Summary: "The 402's upgrade_url opened as a link: a page that asks for the trial key, or with the key as bearer a redirect to the hosted checkout",
 		Description: "Without a credential: an HTML page whose form opens the checkout with POST /v1/billing/checkout-session. " +
 			"With the trial key (Authorization: Bearer or x-service-api-key): 303 See Other to a new hosted checkout's url, " +
@@ -129,8 +91,9 @@ var PlainRoutes = []PlainRoute{
 		},
 	},
 	{
-		Method: "POST", Path: "/mcp", OperationID: "Agent_MCP", Tag: "Agent", Access: AccessBearer, RouteID: score.RouteUnified,
-		Summary: "Hosted agent endpoint (MCP, Streamable HTTP, stateless, JSON answers)",
+		Method: "POST", Path: "/mcp", OperationID: "Agent_MCP", Tag: "Agent",
+		Extensions: map[string]any{"x-access": accessBearer, "x-route-id": score.RouteUnified},
+		Summary:    "Hosted agent endpoint (MCP, Streamable HTTP, stateless, JSON answers)",
 		Description: "JSON-RPC over Streamable HTTP. initialize, tools/list and prompts/list are public; tools/call of " +
 			"score_workflow (arguments: workflow and the claim payload) needs a credential (Authorization: Bearer with an API key, " +
 			"legacy JWT or OAuth access token, or x-service-api-key) and is one scoring call on the key's meter: the endpoint calls POST /v1/score's handler in process.",
@@ -141,27 +104,27 @@ var PlainRoutes = []PlainRoute{
 		},
 	},
 	{
-		Method: "GET", Path: "/.well-known/mcp/server-card.json", OperationID: "Agent_ServerCard", Tag: "Agent", Access: AccessPublic,
+		Method: "GET", Path: "/.well-known/mcp/server-card.json", OperationID: "Agent_ServerCard", Tag: "Agent",
 		Summary:   "The MCP server card",
 		Responses: map[string]string{"200": "the server card"},
 	},
 	{
 		Method: "GET", Path: "/.well-known/oauth-protected-resource", OperationID: "Agent_ProtectedResourceMetadata", Tag: "Agent",
-		Access: AccessPublic, Summary: "OAuth protected-resource metadata of the MCP endpoint (RFC 9728)",
+		Summary:   "OAuth protected-resource metadata of the MCP endpoint (RFC 9728)",
 		Responses: map[string]string{"200": "the metadata"},
 	},
 	{
 		Method: "GET", Path: "/.well-known/oauth-protected-resource/mcp", OperationID: "Agent_ProtectedResourceMetadataMCP", Tag: "Agent",
-		Access: AccessPublic, Summary: "The same metadata at the path-suffixed address RFC 9728 section 3.1 derives for /mcp",
+		Summary:   "The same metadata at the path-suffixed address RFC 9728 section 3.1 derives for /mcp",
 		Responses: map[string]string{"200": "the metadata"},
 	},
 	{
-		Method: "GET", Path: "/.well-known/oauth-authorization-server", OperationID: "OAuth_Metadata", Tag: "OAuth", Access: AccessPublic,
+		Method: "GET", Path: "/.well-known/oauth-authorization-server", OperationID: "OAuth_Metadata", Tag: "OAuth",
 		Summary:   "OAuth authorization server metadata (RFC 8414)",
 		Responses: map[string]string{"200": "the metadata"},
 	},
 	{
-		Method: "POST", Path: "/oauth/register", OperationID: "OAuth_Register", Tag: "OAuth", Access: AccessPublic,
+		Method: "POST", Path: "/oauth/register", OperationID: "OAuth_Register", Tag: "OAuth",
 		Summary:  "Dynamic registration of a public client (RFC 7591; no secret, PKCE S256 at authorize)",
 		Consumes: "application/json",
 		Responses: map[string]string{
@@ -170,20 +133,20 @@ var PlainRoutes = []PlainRoute{
 		},
 	},
 	{
-		Method: "GET", Path: "/oauth/authorize", OperationID: "OAuth_Authorize", Tag: "OAuth", Access: AccessPublic,
+		Method: "GET", Path: "/oauth/authorize", OperationID: "OAuth_Authorize", Tag: "OAuth",
 		Summary:   "Authorization request: signs the user in through the identity provider, then shows the consent page",
 		Produces:  "text/html",
 		Responses: map[string]string{"200": "the consent page", "302": "to the sign-in bridge or back to the client"},
 	},
 	{
-		Method: "POST", Path: "/oauth/authorize", OperationID: "OAuth_AuthorizeConsent", Tag: "OAuth", Access: AccessPublic,
+		Method: "POST", Path: "/oauth/authorize", OperationID: "OAuth_AuthorizeConsent", Tag: "OAuth",
 		Summary:   "The consent form's answer: issues the code (or access_denied) to the client's redirect URI",
 		Consumes:  "application/x-www-form-urlencoded",
 		Produces:  "text/html",
 		Responses: map[string]string{"302": "to the client's redirect URI"},
 	},
 	{
-		Method: "POST", Path: "/oauth/token", OperationID: "OAuth_Token", Tag: "OAuth", Access: AccessPublic,
+		Method: "POST", Path: "/oauth/token", OperationID: "OAuth_Token", Tag: "OAuth",
 		Summary:  "Token endpoint: authorization code (PKCE verifier required) and refresh token grants",
 		Consumes: "application/x-www-form-urlencoded",
 		Responses: map[string]string{
@@ -192,15 +155,15 @@ var PlainRoutes = []PlainRoute{
 		},
 	},
 	{
-		Method: "GET", Path: "/oauth/login", OperationID: "OAuth_Login", Tag: "OAuth", Access: AccessPublic,
+		Method: "GET", Path: "/oauth/login", OperationID: "OAuth_Login", Tag: "OAuth",
 		Summary:   "Starts the identity-provider sign-in bridge (OpenID Connect with PKCE)",
 		Produces:  "text/html",
 		Responses: map[string]string{"302": "to the identity provider", "503": "no identity provider is configured"},
 	},
 	{
-		Method: "GET", Path: "/oauth/callback", OperationID: "OAuth_Callback", Tag: "OAuth", Access: AccessPublic,
+		Method: "GET", Path: "/oauth/callback", OperationID: "OAuth_Callback", Tag: "OAuth",
 		Summary:   "Where the identity provider returns the browser",
 		Produces:  "text/html",
 		Responses: map[string]string{"302": "back to the authorize request", "400": "a refused sign-in"},
 	},
-}
+}...)
