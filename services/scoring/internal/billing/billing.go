@@ -108,11 +108,31 @@ type Store interface {
 	// AccountKeys lists the account's keys shown to people (the control plane's hidden agent key and
 	// the rows behind legacy JWTs are left out).
 	AccountKeys(ctx context.Context, accountID string) ([]keys.Key, error)
-	// ApplyEvent applies e once: in one transaction it records e.ID, finds the event's account
-	// (FindAccount order), calls apply on it and writes back the plan and billing state. A known
-	// event id applies nothing and reports OutcomeDuplicate; an event whose account is unknown is
-	// recorded with OutcomeUnknownAccount.
-	ApplyEvent(ctx context.Context, e Event, apply func(*Account) Outcome) (Applied, error)
+	// BeginEvent starts the transaction in which one webhook event is applied.
+	BeginEvent(ctx context.Context) (EventTx, error)
+}
+
+// EventTx is the transaction of one webhook event: what its steps write commits together, so a
+// delivery that fails half-way is retried whole by the processor, and one that succeeded is a
+// duplicate on every redelivery. Rollback after Commit changes nothing.
+type EventTx interface {
+	// RecordEvent stores e's id with a pending outcome and reports whether it was new. A concurrent
+	// delivery of the same event waits here until the first one's transaction ends, then finds it.
+	RecordEvent(ctx context.Context, e Event) (bool, error)
+	// LockEventAccount finds the event's account and locks it until the transaction ends, so that
+	// concurrent events of one account apply one after the other: by e.AccountID, else by
+	// e.SubscriptionID, else by e.CustomerID; fault.ErrNotFound when none matches.
+	LockEventAccount(ctx context.Context, e Event) (Account, error)
+	// SetPlan changes an account's plan.
+	SetPlan(ctx context.Context, accountID, plan string) error
+	// NameAccount gives an anonymous account an e-mail, unless another account has it.
+	NameAccount(ctx context.Context, accountID, email string) error
+	// SaveBilling writes an account's billing state.
+	SaveBilling(ctx context.Context, accountID string, b Billing) error
+	// SetEventOutcome records what applying the event did, and to which account ("" for none).
+	SetEventOutcome(ctx context.Context, eventID string, o Outcome, accountID string) error
+	Commit(ctx context.Context) error
+	Rollback(ctx context.Context) error
 }
 
 // PlanCache forgets what it cached of an account's keys, so that a plan change is seen on the next
@@ -294,7 +314,7 @@ func (s *Service) HandleWebhook(ctx context.Context, payload []byte, signatureHe
 	if !handled(e.Type) {
 		return Applied{EventID: e.ID, Outcome: OutcomeIgnored}, nil
 	}
-	a, err := s.store.ApplyEvent(ctx, e, func(acct *Account) Outcome { return Apply(acct, e) })
+	a, err := s.applyOnce(ctx, e)
 	if err != nil {
 		return Applied{}, fmt.Errorf("billing: apply event %s (%s): %w", e.ID, e.Type, err)
 	}
@@ -307,6 +327,64 @@ func (s *Service) HandleWebhook(ctx context.Context, payload []byte, signatureHe
 			"event_type", e.Type, "outcome", a.Outcome)
 	}
 	return a, nil
+}
+
+// applyOnce applies e in one transaction: it records the event id, locks the event's account,
+// applies the rules (Apply) and writes back what they changed. A known event id applies nothing and
+// reports OutcomeDuplicate; an event whose account is unknown is recorded with OutcomeUnknownAccount.
+func (s *Service) applyOnce(ctx context.Context, e Event) (Applied, error) {
+	tx, err := s.store.BeginEvent(ctx)
+	if err != nil {
+		return Applied{}, err
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	a, err := applyIn(ctx, tx, e)
+	if err != nil {
+		return Applied{}, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return Applied{}, err
+	}
+	return a, nil
+}
+
+func applyIn(ctx context.Context, tx EventTx, e Event) (Applied, error) {
+	out := Applied{EventID: e.ID}
+	fresh, err := tx.RecordEvent(ctx, e)
+	if err != nil {
+		return out, err
+	}
+	if !fresh {
+		out.Outcome = OutcomeDuplicate
+		return out, nil
+	}
+	acct, err := tx.LockEventAccount(ctx, e)
+	if errors.Is(err, fault.ErrNotFound) {
+		out.Outcome = OutcomeUnknownAccount
+		return out, tx.SetEventOutcome(ctx, e.ID, out.Outcome, "")
+	}
+	if err != nil {
+		return out, err
+	}
+	before := acct
+	out.AccountID, out.PlanBefore = acct.ID, acct.Plan
+	out.Outcome = Apply(&acct, e)
+	out.PlanAfter = acct.Plan
+	if acct.Plan != before.Plan {
+		if err := tx.SetPlan(ctx, acct.ID, acct.Plan); err != nil {
+			return out, err
+		}
+	}
+	if acct.Email != before.Email && before.Email == "" {
+		// The checkout's e-mail names an anonymous trial account.
+		if err := tx.NameAccount(ctx, acct.ID, acct.Email); err != nil {
+			return out, err
+		}
+	}
+	if err := tx.SaveBilling(ctx, acct.ID, acct.Billing); err != nil {
+		return out, err
+	}
+	return out, tx.SetEventOutcome(ctx, e.ID, out.Outcome, acct.ID)
 }
 
 func normalizeEmail(e string) string { return strings.ToLower(strings.TrimSpace(e)) }
