@@ -23,7 +23,9 @@ import (
 	"github.com/trustlayer/trustlayer/services/scoring/internal/policysignal"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/score"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/store"
+	webbilling "github.com/trustlayer/trustlayer/services/scoring/internal/web/billing"
 	webmcp "github.com/trustlayer/trustlayer/services/scoring/internal/web/mcp"
+	webmodels "github.com/trustlayer/trustlayer/services/scoring/internal/web/models"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/web/ops"
 )
 
@@ -92,7 +94,7 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 		}
 	}
 
-	p.Server.Handle("GET /v1/models/reliability/{name}", api.ReliabilityDiagrams(models))
+	p.Server.Handle("GET /v1/models/reliability/{name}", webmodels.ReliabilityDiagrams(models))
 	// The OAuth authorization server of agent clients: its grants act as the signed-in user's
 	// workspace agent key (control plane AgentKey). Spent and expired grants are purged hourly.
 	cfg.creds.oauth.Mount(p.Server, cfg.creds.workspaces)
@@ -107,10 +109,10 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 	}
 	agent.Register(p.Server.Handle)
 	// The processor's webhook needs the raw body for its signature: a plain handler, public.
-	p.Server.Handle("POST /v1/billing/webhook", api.BillingWebhook(bill, p.Log))
-	p.Server.Handle("GET /v1/billing/checkout/return", api.CheckoutReturn())
+	p.Server.Handle("POST /v1/billing/webhook", webbilling.Webhook(bill, p.Log))
+	p.Server.Handle("GET /v1/billing/checkout/return", webbilling.CheckoutReturn())
 	// The 402's upgrade_url opened as a link (README "Billing").
-	p.Server.Handle("GET /v1/billing/checkout-session", api.CheckoutPage(bill, cfg.creds.oauth.Authenticator()))
+	p.Server.Handle("GET /v1/billing/checkout-session", webbilling.CheckoutPage(bill, cfg.creds.oauth.Authenticator()))
 	// Operations routes (internal/web/ops): Prometheus text to private-network callers, the JSON
 	// snapshot to keys with metrics:read, and the API description built once from the protos.
 	apiDoc, err := ops.Document(cfg.Settings.PublicURL)

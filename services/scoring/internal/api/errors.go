@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/trustlayer/trustlayer/pkg/apierror"
+	"github.com/trustlayer/trustlayer/pkg/gateway"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/billing"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/claim"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/controlplane"
@@ -36,6 +37,21 @@ var (
 	errSessionMissing = apierror.New(http.StatusUnauthorized, "Missing workspace session (Authorization: Bearer <session_token> from /v1/control-plane/auth/login)")
 	errSessionInvalid = apierror.New(http.StatusUnauthorized, "Invalid or expired workspace session")
 )
+
+// errInternal answers an error no case of toAPI knows; its cause stays in the log.
+var errInternal = apierror.New(http.StatusInternalServerError, "Internal Server Error")
+
+// WriteError answers the failure of a plain handler (internal/web) as the gateway answers a method's:
+// err as toAPI maps it, or a bare 500 for an error no case knows. It returns the answer and whether
+// a case knew err, so that the handler logs an unknown cause, which never reaches the client.
+func WriteError(w http.ResponseWriter, r *http.Request, err error) (*apierror.Error, bool) {
+	e, known := apierror.As(toAPI(r.Context(), err))
+	if !known {
+		e = errInternal
+	}
+	gateway.WriteJSON(w, e.Status, e.Body)
+	return e, known
+}
 
 // grouped writes numbers as the messages' English does: 1,000.
 var grouped = textmessage.NewPrinter(language.English)

@@ -42,7 +42,7 @@ func ClientAddr(r *http.Request, proxyHops int) (client netip.Addr, proxiesPriva
 func PrivateOnly(proxyHops int, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if a, proxiesPrivate, ok := ClientAddr(r, proxyHops); !ok || !proxiesPrivate || !IsPrivate(a) {
-			writeError(w, errNotPrivate)
+			api.WriteError(w, r, errNotPrivate)
 			return
 		}
 		next.ServeHTTP(w, r)

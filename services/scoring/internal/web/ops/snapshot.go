@@ -10,7 +10,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/trustlayer/trustlayer/pkg/apierror"
 	"github.com/trustlayer/trustlayer/pkg/buildinfo"
 	"github.com/trustlayer/trustlayer/pkg/gateway"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/api"
@@ -59,7 +58,7 @@ func (s *Snapshot) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !key.HasScope(keys.ScopeMetricsRead) {
-		writeError(w, errNoScope)
+		api.WriteError(w, r, errNoScope)
 		return
 	}
 	body, err := s.build(r.Context())
@@ -71,10 +70,9 @@ func (s *Snapshot) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Snapshot) fail(w http.ResponseWriter, r *http.Request, err error) {
-	if _, known := apierror.As(err); !known {
+	if _, known := api.WriteError(w, r, err); !known {
 		s.Log.ErrorContext(r.Context(), "metrics snapshot failed", "error", err)
 	}
-	writeError(w, err)
 }
 
 func (s *Snapshot) build(ctx context.Context) (map[string]any, error) {
