@@ -65,6 +65,11 @@ func (s *stack) issueKey(plan string) string {
 	return r.Object(s.t)["api_key"].(string)
 }
 
+// scoreDenial scores the valid denial claim with key.
+func (s *stack) scoreDenial(key string) servicetest.Reply {
+	return s.Do("POST", "/v1/score", map[string]any{"workflow": "healthcare.denial", "payload": denialClaim()}, bearer(key))
+}
+
 // denialClaim is a valid denial payload.
 func denialClaim() map[string]any {
 	return map[string]any{

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	scoringv1 "github.com/trustlayer/trustlayer/proto/scoring/v1"
-	"github.com/trustlayer/trustlayer/services/scoring/internal/appeal"
+	"github.com/trustlayer/trustlayer/services/scoring/internal/appeals"
 )
 
 // Appeals implements scoring.v1.AppealService.
@@ -14,7 +14,7 @@ type Appeals struct {
 
 // GenerateAppeal is POST /v1/claims/appeals/generate.
 func (Appeals) GenerateAppeal(ctx context.Context, req *scoringv1.GenerateAppealRequest) (*scoringv1.GenerateAppealResponse, error) {
-	a, err := appeal.Generate(appeal.Input{
+	a, err := appeals.Generate(appeals.Input{
 		Claim: req.GetClaim().AsMap(), DenialReasonCodes: req.GetDenialReasonCodes(), RemarkCodes: req.GetRemarkCodes(),
 		DenialDate: req.GetDenialDate(), PayerClass: req.GetPayerClass(), PayerName: req.GetPayerName(),
 		PriorAuthNumber: req.GetPriorAuthNumber(), Notes: req.GetNotes(),

@@ -167,7 +167,7 @@ func unknownWorkflow(w Workflow) FieldError {
 	}
 }
 
-// ValidateAppealClaim is Validate for the claim of an appeal (package appeal). An appeal identifies an
+// ValidateAppealClaim is Validate for the claim of an appeal (package appeals). An appeal identifies an
 // already denied claim to its payer, so only external_claim_id, service_date, payer_id, cpt_code and
 // icd10_code are required, and service_date may not be after tomorrow (UTC).
 func ValidateAppealClaim(payload map[string]any) (Claim, map[string]any, Errors) {

@@ -2,6 +2,11 @@
 // the trial's monthly quota) and meters the billable calls: each successful scoring call is counted
 // in memory and written to the Sink in batches, together with its request record.
 //
+// Its routes are the usage area's (usage.proto, api/usage.go, store/usage.go): GET /v1/limits and
+// GET /v1/usage. The package is named for what it does on every scoring request rather than for
+// those two readers: score admits each request through it before deciding and commits the billed
+// calls after, and feedback finds the request records it keeps; a package usage would hide both.
+//
 // Consistency (spec "Limits": usage reports are eventually consistent within the batch flush
 // interval). A replica reads a key's persisted count for the period once, then counts locally: the
 // count it enforces is that reading, plus the calls it wrote since, plus those still buffered, plus

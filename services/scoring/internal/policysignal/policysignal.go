@@ -2,6 +2,10 @@
 // prior-authorization signals: it stores each policy.change event once, keeps an in-memory index of
 // them by organization, and matches a claim's payer (through the admin-managed payer-to-organization
 // mapping) and codes against it.
+//
+// Its admin routes are the signals area's (signals.proto, api/signals.go, store/signals.go); the
+// package says policysignal because model.Signals already names a claim's matched policy changes as
+// model inputs, and signals alone would not say which.
 package policysignal
 
 import (

@@ -2,6 +2,9 @@
 // batch, the three legacy routes, the MCP tool through the in-process connection): admit the calls
 // against the key's plan, validate and decide each claim, commit the billed calls with their request
 // records, and log each decision.
+//
+// Its routes are the scoring area's (scoring.proto, api/scoring.go); the package is score because
+// scoring names the whole service, and a package of that name would claim it for one use case.
 package score
 
 import (

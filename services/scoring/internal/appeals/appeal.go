@@ -1,4 +1,4 @@
-// Package appeal generates the structured appeal of a denied claim (POST /v1/claims/appeals/generate):
+// Package appeals generates the structured appeal of a denied claim (POST /v1/claims/appeals/generate):
 // the denial reasons explained and categorised, the argument and evidence for each category, the
 // appeal deadline, and a letter. It is a deterministic template engine, not a model: the same input
 // gives byte-identical output, and nothing in the output depends on the clock.
@@ -7,7 +7,7 @@
 // name and member id as placeholders for the caller to fill in its own system, and patient_id, accepted
 // because callers reuse their scoring payload, appears nowhere in the output, not even hashed into the
 // appeal id.
-package appeal
+package appeals
 
 import (
 	"crypto/sha256"

@@ -1,4 +1,4 @@
-package appeal
+package appeals
 
 // Category groups denial reasons that are appealed the same way: with the same argument and evidence.
 type Category string

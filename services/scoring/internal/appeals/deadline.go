@@ -1,4 +1,4 @@
-package appeal
+package appeals
 
 import "time"
 
