@@ -185,9 +185,14 @@ func BootWith(ctx context.Context, getenv func(string) string, logs io.Writer, o
 	return p, nil
 }
 
-// Main runs the service binary with its arguments: "serve" (the default) boots the service as Boot
-// does and runs it until ctx ends; "migrate" applies the migrations and exits.
-func Main(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer, opts ...Option) error {
+// Main runs the service binary with its arguments (platform.RunMain): "serve" (the default) boots
+// the service as Boot does and runs it until ctx ends; "migrate" applies the migrations and exits.
+func Main(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	return MainWith(ctx, args, getenv, stdout)
+}
+
+// MainWith is Main with options.
+func MainWith(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer, opts ...Option) error {
 	cmd := "serve"
 	if len(args) > 0 {
 		cmd = args[0]

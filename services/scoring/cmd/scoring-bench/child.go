@@ -66,7 +66,7 @@ func serveRole(ctx context.Context) (bool, error) {
 		case "service-unmetered":
 			opts = append(opts, everythingOff)
 		}
-		return true, app.Main(ctx, nil, os.Getenv, os.Stdout, opts...)
+		return true, app.MainWith(ctx, nil, os.Getenv, os.Stdout, opts...)
 	case "baseline":
 		models, err := model.Load()
 		if err != nil {

@@ -2,20 +2,8 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
-
+	"github.com/trustlayer/trustlayer/pkg/platform"
 	"github.com/trustlayer/trustlayer/services/scoring/app"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := app.Main(ctx, os.Args[1:], os.Getenv, os.Stdout); err != nil {
-		fmt.Fprintf(os.Stderr, "scoring: %v\n", err)
-		os.Exit(1)
-	}
-}
+func main() { platform.RunMain(app.Name, app.Main) }
