@@ -103,26 +103,13 @@ var plainRoutes = append(apidoc.ProbeRoutes("scoring"), []apidoc.Route{
 			"401": "tools/call without a valid credential (WWW-Authenticate names the protected-resource metadata)",
 		},
 	},
-	{
-		Method: "GET", Path: "/.well-known/mcp/server-card.json", OperationID: "Agent_ServerCard", Tag: "Agent",
-		Summary:   "The MCP server card",
-		Responses: map[string]string{"200": "the server card"},
-	},
-	{
-		Method: "GET", Path: "/.well-known/oauth-protected-resource", OperationID: "Agent_ProtectedResourceMetadata", Tag: "Agent",
-		Summary:   "OAuth protected-resource metadata of the MCP endpoint (RFC 9728)",
-		Responses: map[string]string{"200": "the metadata"},
-	},
-	{
-		Method: "GET", Path: "/.well-known/oauth-protected-resource/mcp", OperationID: "Agent_ProtectedResourceMetadataMCP", Tag: "Agent",
-		Summary:   "The same metadata at the path-suffixed address RFC 9728 section 3.1 derives for /mcp",
-		Responses: map[string]string{"200": "the metadata"},
-	},
-	{
-		Method: "GET", Path: "/.well-known/oauth-authorization-server", OperationID: "OAuth_Metadata", Tag: "OAuth",
-		Summary:   "OAuth authorization server metadata (RFC 8414)",
-		Responses: map[string]string{"200": "the metadata"},
-	},
+	discovery("/.well-known/mcp/server-card.json", "Agent_ServerCard", "Agent", "The MCP server card", "the server card"),
+	discovery("/.well-known/oauth-protected-resource", "Agent_ProtectedResourceMetadata", "Agent",
+		"OAuth protected-resource metadata of the MCP endpoint (RFC 9728)", "the metadata"),
+	discovery("/.well-known/oauth-protected-resource/mcp", "Agent_ProtectedResourceMetadataMCP", "Agent",
+		"The same metadata at the path-suffixed address RFC 9728 section 3.1 derives for /mcp", "the metadata"),
+	discovery("/.well-known/oauth-authorization-server", "OAuth_Metadata", "OAuth",
+		"OAuth authorization server metadata (RFC 8414)", "the metadata"),
 	{
 		Method: "POST", Path: "/oauth/register", OperationID: "OAuth_Register", Tag: "OAuth",
 		Summary:  "Dynamic registration of a public client (RFC 7591; no secret, PKCE S256 at authorize)",
@@ -132,12 +119,9 @@ var plainRoutes = append(apidoc.ProbeRoutes("scoring"), []apidoc.Route{
 			"400": "an RFC 7591 section 3.2.2 error",
 		},
 	},
-	{
-		Method: "GET", Path: "/oauth/authorize", OperationID: "OAuth_Authorize", Tag: "OAuth",
-		Summary:   "Authorization request: signs the user in through the identity provider, then shows the consent page",
-		Produces:  "text/html",
-		Responses: map[string]string{"200": "the consent page", "302": "to the sign-in bridge or back to the client"},
-	},
+	signIn("GET", "/oauth/authorize", "OAuth_Authorize",
+		"Authorization request: signs the user in through the identity provider, then shows the consent page",
+		map[string]string{"200": "the consent page", "302": "to the sign-in bridge or back to the client"}),
 	{
 		Method: "POST", Path: "/oauth/authorize", OperationID: "OAuth_AuthorizeConsent", Tag: "OAuth",
 		Summary:   "The consent form's answer: issues the code (or access_denied) to the client's redirect URI",
@@ -154,16 +138,22 @@ var plainRoutes = append(apidoc.ProbeRoutes("scoring"), []apidoc.Route{
 			"400": "an RFC 6749 section 5.2 error",
 		},
 	},
-	{
-		Method: "GET", Path: "/oauth/login", OperationID: "OAuth_Login", Tag: "OAuth",
-		Summary:   "Starts the identity-provider sign-in bridge (OpenID Connect with PKCE)",
-		Produces:  "text/html",
-		Responses: map[string]string{"302": "to the identity provider", "503": "no identity provider is configured"},
-	},
-	{
-		Method: "GET", Path: "/oauth/callback", OperationID: "OAuth_Callback", Tag: "OAuth",
-		Summary:   "Where the identity provider returns the browser",
-		Produces:  "text/html",
-		Responses: map[string]string{"302": "back to the authorize request", "400": "a refused sign-in"},
-	},
+	signIn("GET", "/oauth/login", "OAuth_Login", "Starts the identity-provider sign-in bridge (OpenID Connect with PKCE)",
+		map[string]string{"302": "to the identity provider", "503": "no identity provider is configured"}),
+	signIn("GET", "/oauth/callback", "OAuth_Callback", "Where the identity provider returns the browser",
+		map[string]string{"302": "back to the authorize request", "400": "a refused sign-in"}),
 }...)
+
+// discovery documents a public JSON document that clients fetch to find their way (the MCP server
+// card, RFC 8414 and RFC 9728 metadata).
+func discovery(path, operationID, tag, summary, answer string) apidoc.Route {
+	return apidoc.Route{Method: "GET", Path: path, OperationID: operationID, Tag: tag, Summary: summary,
+		Responses: map[string]string{"200": answer}}
+}
+
+// signIn documents a route of the OAuth sign-in that a browser follows: it answers a page or a
+// redirect.
+func signIn(method, path, operationID, summary string, responses map[string]string) apidoc.Route {
+	return apidoc.Route{Method: method, Path: path, OperationID: operationID, Tag: "OAuth", Summary: summary,
+		Produces: "text/html", Responses: responses}
+}
