@@ -102,16 +102,17 @@ func (s *Settings) Validate(prefix string) error {
 
 // Config is the whole configuration of the service.
 type Config struct {
-	Spec     platform.Spec
 	Settings Settings
-	// creds is what authentication shares with the routes; LoadConfig's Spec.Unary builds it.
+	// spec is the platform's part, which Boot opens.
+	spec platform.Spec
+	// creds is what authentication shares with the routes; loadConfig's spec.Unary builds it.
 	creds *credentials
 	// limiter, when set, replaces the meter as the scoring routes' limiter (WithLimiter).
 	limiter func(*meter.Meter) score.Limiter
 }
 
-// LoadConfig reads the service's configuration from getenv (defaults: HTTP :8082, gRPC :9092).
-func LoadConfig(getenv func(string) string) (Config, error) {
+// loadConfig reads the service's configuration from getenv (defaults: HTTP :8082, gRPC :9092).
+func loadConfig(getenv func(string) string) (Config, error) {
 	var settings Settings
 	spec, err := platform.LoadSpec(getenv, Name, EnvPrefix, ":8082", ":9092", &settings)
 	if err != nil {
@@ -129,7 +130,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		gateway.WithCodec(wire.New))
 	creds := &credentials{settings: settings, adminToken: spec.Service.AdminToken}
 	spec.Unary = creds.interceptors
-	return Config{Spec: spec, Settings: settings, creds: creds}, nil
+	return Config{Settings: settings, spec: spec, creds: creds}, nil
 }
 
 // stripeConfig is billing's processor configuration from the settings.
@@ -167,18 +168,18 @@ func Boot(ctx context.Context, getenv func(string) string, logs io.Writer) (*pla
 
 // BootWith is Boot with options.
 func BootWith(ctx context.Context, getenv func(string) string, logs io.Writer, opts ...Option) (*platform.Platform, error) {
-	cfg, err := LoadConfig(getenv)
+	cfg, err := loadConfig(getenv)
 	if err != nil {
 		return nil, err
 	}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	p, err := platform.Open(ctx, cfg.Spec, getenv, logs)
+	p, err := platform.Open(ctx, cfg.spec, getenv, logs)
 	if err != nil {
 		return nil, err
 	}
-	if err := Register(ctx, cfg, p); err != nil {
+	if err := register(ctx, cfg, p); err != nil {
 		p.Close()
 		return nil, err
 	}
@@ -199,11 +200,11 @@ func MainWith(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	switch cmd {
 	case "migrate":
-		cfg, err := LoadConfig(getenv)
+		cfg, err := loadConfig(getenv)
 		if err != nil {
 			return err
 		}
-		return platform.Migrate(ctx, cfg.Spec, stdout)
+		return platform.Migrate(ctx, cfg.spec, stdout)
 	case "serve":
 		if getenv("GOGC") == "" {
 			debug.SetGCPercent(gcPercent(runtime.GOMAXPROCS(0)))

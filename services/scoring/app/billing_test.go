@@ -17,7 +17,6 @@ import (
 	"github.com/stripe/stripe-go/v85/webhook"
 
 	"github.com/trustlayer/trustlayer/pkg/servicetest"
-	"github.com/trustlayer/trustlayer/services/scoring/app"
 )
 
 const (
@@ -515,54 +514,5 @@ func TestBillingNotConfigured(t *testing.T) {
 	}
 	if r := s.Do("GET", "/v1/billing/checkout/return?result=success", nil, nil); r.Status != 200 || r.Object(t)["status"] != "complete" {
 		t.Fatalf("checkout return page: %d %s", r.Status, r.Body)
-	}
-}
-
-func TestBillingSettings(t *testing.T) {
-	t.Parallel()
-	base := map[string]string{"SCORING_DATABASE_URL": "postgres://localhost/scoring", "SCORING_ADMIN_TOKEN": adminToken}
-	for _, c := range []struct {
-		name  string
-		env   map[string]string
-		wants []string // variables the error names; none for a valid configuration
-	}{
-		{"none", nil, nil},
-		{"all three", map[string]string{"SCORING_STRIPE_SECRET_KEY": "sk_live_x", "SCORING_STRIPE_WEBHOOK_SECRET": "whsec_x", "SCORING_STRIPE_PRICE_ID": "price_x"}, nil},
-		{"restricted key and a local peer", map[string]string{"SCORING_STRIPE_SECRET_KEY": "rk_test_x", "SCORING_STRIPE_WEBHOOK_SECRET": "whsec_x",
-			"SCORING_STRIPE_PRICE_ID": "price_x", "SCORING_STRIPE_API_BASE": "http://127.0.0.1:12111"}, nil},
-		{"key alone", map[string]string{"SCORING_STRIPE_SECRET_KEY": "sk_test_x"}, []string{"SCORING_STRIPE_WEBHOOK_SECRET", "SCORING_STRIPE_PRICE_ID"}},
-		{"wrong forms", map[string]string{"SCORING_STRIPE_SECRET_KEY": "pk_test_x", "SCORING_STRIPE_WEBHOOK_SECRET": "secret", "SCORING_STRIPE_PRICE_ID": "prod_x"},
-			[]string{"SCORING_STRIPE_SECRET_KEY", "SCORING_STRIPE_WEBHOOK_SECRET", "SCORING_STRIPE_PRICE_ID"}},
-		{"bad URLs", map[string]string{"SCORING_STRIPE_API_BASE": "api.stripe.com", "SCORING_STRIPE_SUCCESS_URL": "ftp://x/y"},
-			[]string{"SCORING_STRIPE_API_BASE", "SCORING_STRIPE_SUCCESS_URL"}},
-	} {
-		env := map[string]string{}
-		for k, v := range base {
-			env[k] = v
-		}
-		for k, v := range c.env {
-			env[k] = v
-		}
-		_, err := app.LoadConfig(func(k string) string { return env[k] })
-		if len(c.wants) == 0 {
-			if err != nil {
-				t.Errorf("%s: %v, want a valid configuration", c.name, err)
-			}
-			continue
-		}
-		if err == nil {
-			t.Errorf("%s: accepted, want an error naming %v", c.name, c.wants)
-			continue
-		}
-		for _, v := range c.wants {
-			if !strings.Contains(err.Error(), v+":") {
-				t.Errorf("%s: error %q does not name %s", c.name, err, v)
-			}
-		}
-		for _, secret := range []string{"sk_test_x", "pk_test_x", "whsec_x"} {
-			if strings.Contains(err.Error(), secret) {
-				t.Errorf("%s: error %q shows a secret", c.name, err)
-			}
-		}
 	}
 }

@@ -14,7 +14,7 @@ import (
 // credentials are what authentication shares with the routes: the key service (its cache of keys is
 // the one the key and billing routes update), the control plane (workspace sessions) and the OAuth
 // authorization server. The platform asks for the interceptors once its database is open and before
-// Register runs, so they are built there, once, and Register serves them.
+// register runs, so they are built there, once, and register serves them.
 type credentials struct {
 	settings   Settings
 	adminToken string

@@ -29,8 +29,8 @@ import (
 	"github.com/trustlayer/trustlayer/services/scoring/internal/web/ops"
 )
 
-// Register adds the service's APIs and loops to an opened platform.
-func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
+// register adds the service's APIs and loops to an opened platform.
+func register(ctx context.Context, cfg Config, p *platform.Platform) error {
 	// GET /health is the minimal availability route beside the shared probes (README "Operations").
 	p.Server.Handle("GET /health", p.Server.LivenessHandler())
 
