@@ -5,7 +5,6 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"runtime"
@@ -192,30 +191,25 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	return MainWith(ctx, args, getenv, stdout)
 }
 
-// MainWith is Main with options.
+// MainWith is Main with options. The binary's own memory settings apply to "serve" only: the
+// default GOGC before the service starts, and the memory limit once it logs.
 func MainWith(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer, opts ...Option) error {
-	cmd := "serve"
-	if len(args) > 0 {
-		cmd = args[0]
-	}
-	switch cmd {
-	case "migrate":
-		cfg, err := loadConfig(getenv)
-		if err != nil {
-			return err
-		}
-		return platform.Migrate(ctx, cfg.spec, stdout)
-	case "serve":
+	serve := func(ctx context.Context, getenv func(string) string, stdout io.Writer) (*platform.Platform, error) {
 		if getenv("GOGC") == "" {
 			debug.SetGCPercent(gcPercent(runtime.GOMAXPROCS(0)))
 		}
 		p, err := BootWith(ctx, getenv, stdout, opts...)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		defer p.Close()
 		setMemoryLimit(p.Log)
-		return p.Run(ctx)
+		return p, nil
 	}
-	return fmt.Errorf("unknown command %q (want serve or migrate)", cmd)
+	return platform.Command(ctx, args, getenv, stdout, loadSpec, serve)
+}
+
+// loadSpec is the platform part of the configuration, all that "migrate" needs.
+func loadSpec(getenv func(string) string) (platform.Spec, error) {
+	cfg, err := loadConfig(getenv)
+	return cfg.spec, err
 }
