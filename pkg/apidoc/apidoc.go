@@ -38,7 +38,7 @@ type Spec struct {
 	// Title, Version and Description make the document's info object. Version is the release of the
 	// interface, not of the binary.
 	Title, Version, Description string
-	// Files holds the generated documents (openapi.Files), by path ("ingestion/v1/ingestion.swagger.json").
+	// Files holds the generated documents (openapi.Files), by path ("ingestion/v1/sources.swagger.json").
 	Files fs.FS
 	// Sources are the fs.Glob patterns in Files of the documents to merge, in order; the directory of a
 	// file is its proto package ("ingestion/v1" is ingestion.v1).
@@ -84,7 +84,7 @@ type Route struct {
 type Operation struct {
 	// Method is upper-case; Path is the documented path.
 	Method, Path string
-	// GRPCMethod is the gRPC method behind a generated operation ("/ingestion.v1.IngestionService/ListSources"),
+	// GRPCMethod is the gRPC method behind a generated operation ("/ingestion.v1.SourceService/ListSources"),
 	// named by the file's proto package and the Service_Method operation id; empty for a plain route.
 	GRPCMethod string
 	// Plain is the plain route documented; nil for a generated operation.

@@ -16,7 +16,7 @@ import (
 	platformv1 "github.com/trustlayer/trustlayer/proto/platform/v1"
 )
 
-// Error is a client-facing error: an HTTP status and the whole JSON body the spec documents for it.
+// Error is a client-facing error: an HTTP status and the whole JSON body the service documents for it.
 type Error struct {
 	Status int
 	Body   map[string]any

@@ -180,7 +180,7 @@ func TestUpgradeURLOpensInABrowser(t *testing.T) {
 	}
 }
 
-// TestBillingUpgradesTrialKeyInPlace is the spec's transition: a trial key that used its quota gets
+// TestBillingUpgradesTrialKeyInPlace is README "Billing"'s transition: a trial key that used its quota gets
 // 402, opens a checkout, the processor's signed webhook upgrades the same key and account, and the
 // key scores again at once with the paid plan's limits while its month's usage keeps counting.
 func TestBillingUpgradesTrialKeyInPlace(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 	"time"
 )
 
-// Version is the generator version every appeal carries (the spec's "appeals generator 0.1.2").
+// Version is the generator version every appeal carries (README "Appeals": "appeals generator 0.1.2").
 const Version = "0.1.2"
 
 // Input is the claim context of one appeal, as the request body carries it.

@@ -266,7 +266,7 @@ func monthOf(t time.Time) int32 {
 	return int32(y*12 + int(m) - 1)
 }
 
-// period formats a month number as the spec's period, "2026-11".
+// period formats a month number as the usage period of README "Keys, limits and metering", "2026-11".
 func period(month int32) string {
 	return fmt.Sprintf("%04d-%02d", month/12, month%12+1)
 }

@@ -7,7 +7,7 @@
 // those two readers: score admits each request through it before deciding and commits the billed
 // calls after, and feedback finds the request records it keeps; a package usage would hide both.
 //
-// Consistency (spec "Limits": usage reports are eventually consistent within the batch flush
+// Consistency (README "Keys, limits and metering": usage reports are eventually consistent within the batch flush
 // interval). A replica reads a key's persisted count for the period once, then counts locally: the
 // count it enforces is that reading, plus the calls it wrote since, plus those still buffered, plus
 // those admitted and still running. With several replicas each one enforces the quota from the
@@ -460,7 +460,7 @@ type Usage struct {
 	Overage int64
 	// InFlight is the key's scoring requests running on this replica now.
 	InFlight int
-	// FlushInterval is the delay after which a call is in the database: the bound of the spec's
+	// FlushInterval is the delay after which a call is in the database: the bound of the README's
 	// "eventually consistent within the batch flush interval".
 	FlushInterval time.Duration
 	// ResetsAt is the start of the next period, when Used starts again from zero.

@@ -145,7 +145,7 @@ func TestPlanFor(t *testing.T) {
 		name string
 		want meter.Plan
 	}{
-		// Spec "Limits": 1,000 calls a month, 1 request per second with a burst of 5, 1 in flight.
+		// README "Keys, limits and metering": 1,000 calls a month, 1 request per second with a burst of 5, 1 in flight.
 		{"trial", meter.Plan{Name: "trial", IncludedCalls: 1000, HardQuota: true, RatePerSecond: 1, Burst: 5, MaxInFlight: 1}},
 		// Usage-based after the same 1,000 included calls, with higher rates and concurrency.
 		{"paid", meter.Plan{Name: "paid", IncludedCalls: 1000, RatePerSecond: 50, Burst: 100, MaxInFlight: 16}},

@@ -18,9 +18,9 @@ type Plan struct {
 	MaxInFlight int
 }
 
-// The limits of the spec ("Limits"): trial is 1,000 calls a month as a hard quota, 1 request per
+// The limits of README "Keys, limits and metering": trial is 1,000 calls a month as a hard quota, 1 request per
 // second with a burst of 5, one request in flight. Paid plans are usage-based after the same 1,000
-// included calls; their rates are not in the spec and are ours to choose: paid is sized for a
+// included calls; their rates are ours to choose: paid is sized for a
 // claims system scoring as it ingests, commit for a batch back-office, internal for our own tools.
 var plans = map[string]Plan{
 	"trial":    {Name: "trial", IncludedCalls: 1_000, HardQuota: true, RatePerSecond: 1, Burst: 5, MaxInFlight: 1},
