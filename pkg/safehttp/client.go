@@ -124,6 +124,12 @@ func New(p Policy, opts ...Option) *Client {
 // CloseIdleConnections closes pooled connections, e.g. at shutdown.
 func (c *Client) CloseIdleConnections() { c.transport.CloseIdleConnections() }
 
+// Transport returns the client's guarded transport, for callers that must see every answer as it is
+// rather than through Do's fetch rules: an MCP audit reads a 400 or a 405 as a finding, not as a
+// failed fetch. Its dials pass the same address checks as Do's. The caller handles what Do would:
+// redirects (each hop's URL is checked again), body caps, retries and timeouts.
+func (c *Client) Transport() http.RoundTripper { return c.transport }
+
 // Request is one fetch. Method defaults to GET. Body, when set, is sent on every attempt and on 307 and
 // 308 redirects; 301, 302 and 303 turn a POST into a GET without body, as browsers do (RFC 9110 §15.4).
 // Authorization and Cookie headers are dropped on a redirect to another domain.
