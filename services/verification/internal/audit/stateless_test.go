@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/trustlayer/trustlayer/pkg/safehttp"
+	"github.com/trustlayer/trustlayer/services/verification/internal/audit/mcpschema"
 	"github.com/trustlayer/trustlayer/services/verification/internal/audit/probe"
 )
 
@@ -55,11 +56,12 @@ type rigMCP struct {
 	requireSession     bool   // refuses the lists without a session, as a 2025 server does
 	discover           string // a raw result for server/discover, replacing the correct one
 	discoverStatus     int    // an HTTP status for server/discover, replacing 200
+	tools              string // a raw result for tools/list, replacing the correct pages
 
 	mu       sync.Mutex
 	sessions map[string]bool
 	deletes  int
-	leaked   []string // Authorization headers that reached a GET (metadata must be fetched without)
+	leaked   []string // Authorization headers that reached a GET of a document (fetched without them)
 }
 
 func (m *rigMCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -67,7 +69,7 @@ func (m *rigMCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet:
 		m.mu.Lock()
-		if a := r.Header.Get("Authorization"); a != "" {
+		if a := r.Header.Get("Authorization"); a != "" && r.URL.Path != "/mcp" {
 			m.leaked = append(m.leaked, r.URL.Path+": "+a)
 		}
 		m.mu.Unlock()
@@ -178,6 +180,10 @@ func (m *rigMCP) serve2026(w http.ResponseWriter, r *http.Request, id json.RawMe
 			"_meta":        map[string]any{metaServerInfo: map[string]any{"name": "rig", "version": "1.0.0"}},
 		})
 	case "tools/list":
+		if m.tools != "" {
+			rigResult(w, http.StatusOK, id, json.RawMessage(m.tools))
+			return
+		}
 		n, _ := strconv.Atoi(strings.TrimPrefix(cursor, "page-"))
 		next := ""
 		if n+1 < max(1, m.toolPages) {
@@ -287,12 +293,25 @@ func rigEngine(t *testing.T, allowed ...*httptest.Server) *Engine {
 		RootCAs:  pool,
 		Targets:  safehttp.TargetPolicy{AllowedPorts: ports, AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
 		Limits:   probe.Limits{MaxRequests: 200},
+		Schemas:  rigSchemas(t),
 		Deadline: 30 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return e
+}
+
+// rigSchemaSet is compiled once for all the tests (about 70 ms each time).
+var rigSchemaSet = sync.OnceValues(mcpschema.Load)
+
+func rigSchemas(t *testing.T) *mcpschema.Set {
+	t.Helper()
+	s, err := rigSchemaSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // rigAudit runs a conformance audit of srv's /mcp with headers.
@@ -458,22 +477,28 @@ func TestStatelessDefects(t *testing.T) {
 		m       *rigMCP
 		id      string
 		want    Status
-		details string
+		details []string
 	}{
-		"any version accepted":   {&rigMCP{era2026: true, acceptAnyVersion: true}, "unsupported-version", Failure, "was accepted"},
-		"version refused 200":    {&rigMCP{era2026: true, versionStatus: 200}, "unsupported-version", Warning, "HTTP 200"},
-		"header ignored":         {&rigMCP{era2026: true, ignoreMethodHeader: true}, "header-mismatch", Failure, "was accepted"},
-		"mismatch refused 422":   {&rigMCP{era2026: true, mismatchStatus: 422}, "header-mismatch", Warning, "HTTP 422"},
-		"session required":       {&rigMCP{era2026: true, requireSession: true}, "stateless-tools-list", Failure, "ask for a session"},
-		"discover 500":           {&rigMCP{era2026: true, discoverStatus: 500}, "server-discover", Failure, "HTTP 500"},
-		"discover lacks ttlMs":   {&rigMCP{era2026: true, discover: `{"resultType":"complete","cacheScope":"public","supportedVersions":["2026-07-28"],"capabilities":{}}`}, "server-discover", Failure, "lacks ttlMs"},
-		"discover not an object": {&rigMCP{era2026: true, discover: `["2026-07-28"]`}, "server-discover", Failure, "lacks cacheScope"},
+		"any version accepted":   {&rigMCP{era2026: true, acceptAnyVersion: true}, "unsupported-version", Failure, []string{"was accepted"}},
+		"version refused 200":    {&rigMCP{era2026: true, versionStatus: 200}, "unsupported-version", Warning, []string{"HTTP 200"}},
+		"header ignored":         {&rigMCP{era2026: true, ignoreMethodHeader: true}, "header-mismatch", Failure, []string{"was accepted"}},
+		"mismatch refused 422":   {&rigMCP{era2026: true, mismatchStatus: 422}, "header-mismatch", Warning, []string{"HTTP 422"}},
+		"session required":       {&rigMCP{era2026: true, requireSession: true}, "stateless-tools-list", Failure, []string{"ask for a session"}},
+		"discover 500":           {&rigMCP{era2026: true, discoverStatus: 500}, "server-discover", Failure, []string{"HTTP 500"}},
+		"discover lacks ttlMs":   {&rigMCP{era2026: true, discover: `{"resultType":"complete","cacheScope":"public","supportedVersions":["2026-07-28"],"capabilities":{}}`}, "server-discover", Failure, []string{"lacks ttlMs"}},
+		"discover not an object": {&rigMCP{era2026: true, discover: `["2026-07-28"]`}, "server-discover", Failure, []string{"lacks cacheScope"}},
+		"discover off the schema": {&rigMCP{era2026: true, discover: `{"resultType":"complete","cacheScope":"everyone","ttlMs":-1,"supportedVersions":["2026-07-28"],"capabilities":{}}`},
+			"server-discover", Failure, []string{"does not validate", "DiscoverResultResponse"}},
+		"tools off the schema": {&rigMCP{era2026: true, tools: `{"resultType":"complete","ttlMs":0,"tools":[{"name":"x","inputSchema":{"type":"object"}}]}`},
+			"stateless-tools-list", Failure, []string{"cacheScope"}},
+		"tools without resultType": {&rigMCP{era2026: true, tools: `{"cacheScope":"public","ttlMs":0,"tools":[]}`},
+			"stateless-tools-list", Failure, []string{"lacks resultType"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			srv := rigServe(t, tc.m)
 			rep := rigAudit(t, rigEngine(t, srv), srv, nil)
-			rigWant(t, rep.Checks, tc.id, tc.want, tc.details)
+			rigWant(t, rep.Checks, tc.id, tc.want, tc.details...)
 			if tc.id == "server-discover" {
 				if era := rep.Eras[1]; era.Status != EraBroken {
 					t.Errorf("era: got %+v, want broken", era)
@@ -484,4 +509,44 @@ func TestStatelessDefects(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestStatelessSchemaDefinitions(t *testing.T) {
+	t.Parallel()
+	set := rigSchemas(t)
+	defs := []string{"JSONRPCErrorResponse", "JSONRPCNotification", "JSONRPCMessage", "UnsupportedProtocolVersionError", "HeaderMismatchError"}
+	for _, d := range statelessResultDefs {
+		defs = append(defs, d)
+	}
+	for _, d := range defs {
+		if !set.Has(EraStateless, d) {
+			t.Errorf("the 2026-07-28 schema has no definition %s", d)
+		}
+	}
+}
+
+func TestStatelessMessageSchemaFailure(t *testing.T) {
+	t.Parallel()
+	// prompts/list answers a result without cacheScope: only the schema check sees it.
+	m := &rigMCP{era2026: true}
+	srv := rigServe(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Method") == "prompts/list" && r.Header.Get("Mcp-Protocol-Version") == EraStateless {
+			var req struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			body, _ := io.ReadAll(r.Body)
+			if json.Unmarshal(body, &req) == nil && req.Method == "prompts/list" {
+				rigResult(w, http.StatusOK, req.ID, map[string]any{"resultType": "complete", "ttlMs": 0, "prompts": []any{}})
+				return
+			}
+			r.Body = io.NopCloser(strings.NewReader(string(body)))
+		}
+		m.ServeHTTP(w, r)
+	}))
+	r, ctx := rigRun(t, rigEngine(t, srv), srv, nil)
+	r.stateless(ctx)
+	checks := r.checks("not run")
+	rigWant(t, checks, "stateless-tools-list", Success)
+	rigWant(t, checks, "stateless-message-schema", Failure, "1 of 5 messages", "prompts/list: ListPromptsResultResponse", "cacheScope")
 }
