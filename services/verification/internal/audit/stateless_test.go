@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/trustlayer/trustlayer/pkg/safehttp"
+	"github.com/trustlayer/trustlayer/services/verification/internal/audit/audittest"
 	"github.com/trustlayer/trustlayer/services/verification/internal/audit/mcpschema"
 	"github.com/trustlayer/trustlayer/services/verification/internal/audit/probe"
 )
@@ -549,4 +550,101 @@ func TestStatelessMessageSchemaFailure(t *testing.T) {
 	checks := r.checks("not run")
 	rigWant(t, checks, "stateless-tools-list", Success)
 	rigWant(t, checks, "stateless-message-schema", Failure, "1 of 5 messages", "prompts/list: ListPromptsResultResponse", "cacheScope")
+}
+
+// rigFixtureEngine is an engine for audittest fixtures of ca on port.
+func rigFixtureEngine(t *testing.T, ca *audittest.CA, port int) *Engine {
+	t.Helper()
+	e, err := New(Config{
+		RootCAs:  ca.Pool(),
+		Targets:  safehttp.TargetPolicy{AllowedPorts: []int{port}, AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
+		Schemas:  rigSchemas(t),
+		Deadline: 30 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// TestStatelessAndSurfaceFixtures audits the shared fixtures: the statuses of the checks of this era
+// and of the HTTP surface for each correct server, and each defect those checks must find.
+func TestStatelessAndSurfaceFixtures(t *testing.T) {
+	t.Parallel()
+	ca, err := audittest.NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit := func(t *testing.T, h http.Handler, token string) *Report {
+		srv := ca.Serve(h)
+		t.Cleanup(srv.Close)
+		var headers map[string]string
+		if token != "" {
+			headers = map[string]string{"Authorization": "Bearer " + token}
+		}
+		rep, err := rigFixtureEngine(t, ca, srv.Port).Conformance(context.Background(), Target{URL: srv.URL, Headers: headers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	all := func(s Status) map[string]Status {
+		m := map[string]Status{}
+		for _, id := range rigStatelessChecks {
+			m[id] = s
+		}
+		return m
+	}
+	with := func(m map[string]Status, kv ...any) map[string]Status {
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1].(Status)
+		}
+		return m
+	}
+	const token = "fixture-token-0123"
+	for name, tc := range map[string]struct {
+		h     http.Handler
+		token string
+		era   string
+		want  map[string]Status
+	}{
+		"stateless": {audittest.Stateless(), "", EraSupported, with(all(Success),
+			"oauth-protected-resource", Info, "oauth-authorization-server", Skipped, "server-card", Success)},
+		"dual": {audittest.Dual(), "", EraSupported, with(all(Success),
+			"oauth-protected-resource", Info, "oauth-authorization-server", Skipped, "server-card", Success)},
+		"2025 only": {audittest.Correct(), "", EraNotSupported, with(all(Skipped), "server-discover", Info,
+			"oauth-protected-resource", Info, "oauth-authorization-server", Skipped, "server-card", Success)},
+		"protected": {audittest.Protected(token), token, EraNotSupported, with(all(Skipped), "server-discover", Info,
+			"oauth-protected-resource", Success, "oauth-authorization-server", Success, "server-card", Success)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			rep := audit(t, tc.h, tc.token)
+			if got := rep.Eras[1].Status; got != tc.era {
+				t.Errorf("era 2026-07-28: got %s, want %s (%s)", got, tc.era, rep.Eras[1].Details)
+			}
+			for id, want := range tc.want {
+				rigWant(t, rep.Checks, id, want)
+			}
+		})
+	}
+	mine := map[string]bool{"oauth-protected-resource": true, "oauth-authorization-server": true, "server-card": true}
+	for _, id := range rigStatelessChecks {
+		mine[id] = true
+	}
+	for _, d := range audittest.Defects() {
+		if !mine[d.Check] {
+			continue
+		}
+		t.Run(d.Name, func(t *testing.T) {
+			t.Parallel()
+			rep := audit(t, d.Handler(), d.Token)
+			rigWant(t, rep.Checks, d.Check, Status(d.Status))
+			for _, id := range d.Also {
+				if mine[id] {
+					rigWant(t, rep.Checks, id, Failure)
+				}
+			}
+		})
+	}
 }
