@@ -393,6 +393,8 @@ func (s *statelessRun) unsupportedVersion(ctx context.Context) error {
 		s.r.record("unsupported-version", Failure, start, "%s: no answer: %s", sent, x.resp.Err)
 	case x.ok():
 		s.r.record("unsupported-version", Failure, start, "%s was accepted (HTTP %d with a result); the server must answer 400 with -32022 and its supported versions", sent, x.resp.Status)
+	case x.resp.Status >= 500:
+		s.r.record("unsupported-version", Failure, start, "%s: %s", sent, seen(x.resp))
 	case x.errCode() == codeUnsupportedVersion:
 		var data struct {
 			Supported []string `json:"supported"`
@@ -555,7 +557,8 @@ func statelessMissing(result json.RawMessage, required ...string) []string {
 
 // statelessJSONError describes a decoding error without echoing the answer.
 func statelessJSONError(err error) string {
-	if te, ok := err.(*json.UnmarshalTypeError); ok {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
 		return fmt.Sprintf("%s is a JSON %s", te.Field, te.Value)
 	}
 	return "malformed JSON"

@@ -481,6 +481,7 @@ func TestStatelessDefects(t *testing.T) {
 		details []string
 	}{
 		"any version accepted":   {&rigMCP{era2026: true, acceptAnyVersion: true}, "unsupported-version", Failure, []string{"was accepted"}},
+		"version refused 500":    {&rigMCP{era2026: true, versionStatus: 500}, "unsupported-version", Failure, []string{"HTTP 500"}},
 		"version refused 200":    {&rigMCP{era2026: true, versionStatus: 200}, "unsupported-version", Warning, []string{"HTTP 200"}},
 		"header ignored":         {&rigMCP{era2026: true, ignoreMethodHeader: true}, "header-mismatch", Failure, []string{"was accepted"}},
 		"mismatch refused 422":   {&rigMCP{era2026: true, mismatchStatus: 422}, "header-mismatch", Warning, []string{"HTTP 422"}},
