@@ -63,8 +63,9 @@ type statelessRun struct {
 // server declares) without a session, an unknown protocol version, a contradicting Mcp-Method header,
 // and the schema of every message seen. There is no handshake and no session: every request carries
 // its protocol version and client capabilities in params._meta, the same version in
-// MCP-Protocol-Version, and its method in Mcp-Method. About 6 requests for a server that declares
-// tools, prompts and resources.
+// MCP-Protocol-Version, and its method in Mcp-Method. It sends 4 requests to a server that declares
+// tools on one page, one more per further page (4 at most) and per prompts or resources declared,
+// and 1 to a server that does not speak the revision.
 func (r *run) stateless(ctx context.Context) eraOutcome {
 	s := &statelessRun{r: r, out: eraOutcome{result: EraResult{Era: EraStateless}}}
 	start := time.Now()
