@@ -1,12 +1,3 @@
-// Package audittest builds the MCP servers that the audit engine's tests audit: a correct server
-// written with the official Go SDK, raw servers that speak either protocol era (2025-11-25 with
-// sessions, 2026-07-28 stateless, or both), one variant per defect the audit must find, and abuse
-// fixtures (endless streams, huge answers, slow answers). Every fixture is served over TLS on
-// loopback with a leaf of a throwaway CA, because the engine refuses plain HTTP and trusts only
-// the certificate pool it is given (or SSL_CERT_FILE, see CA.WriteCertFile).
-//
-// Nothing here calls out of the machine: the fixtures learn their own origin from the request's
-// Host, since the port is known only after the listener starts.
 package audittest
 
 import (
@@ -225,6 +216,14 @@ func (s *Server) Requests() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.requests
+}
+
+// InFlight is the number of requests being handled now: 0 once a client has let go of every
+// response (an event stream it cancelled included).
+func (s *Server) InFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inFlight
 }
 
 // MaxInFlight is the highest number of requests that were being handled at the same time.

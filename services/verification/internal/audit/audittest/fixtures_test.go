@@ -522,20 +522,20 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // TestSmoke sends the first request of each fixture by hand: initialize (discover for Stateless)
 // answered correctly over TLS by a client that trusts only the CA.
 func TestSmoke(t *testing.T) {
-	handlers := map[string]http.Handler{"Correct": Correct(), "Full": Full(), "Dual": Dual(), "Protected": Protected("t")}
+	type fixture struct {
+		h     http.Handler
+		token string
+	}
+	fixtures := map[string]fixture{"Correct": {Correct(), ""}, "Full": {Full(), ""}, "Dual": {Dual(), ""}, "Protected": {Protected("t"), "t"}}
 	for _, d := range Defects() {
 		if d.Name != "initialize-missing-serverinfo" && d.Name != "version-echo" {
-			handlers["defect "+d.Name] = d.Handler()
+			fixtures["defect "+d.Name] = fixture{d.Handler(), d.Token}
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(handlers)) {
+	for _, name := range slices.Sorted(maps.Keys(fixtures)) {
 		t.Run(name, func(t *testing.T) {
-			s := serve(t, handlers[name])
-			token := ""
-			if name == "Protected" || strings.HasPrefix(name, "defect prm-") || strings.HasPrefix(name, "defect as-") {
-				token = map[bool]string{true: "t", false: DefectToken}[name == "Protected"]
-			}
-			c := newClient(t, fixtureCA, s.URL, token)
+			s := serve(t, fixtures[name].h)
+			c := newClient(t, fixtureCA, s.URL, fixtures[name].token)
 			sid, r := c.session2025()
 			info, _ := r.result()["serverInfo"].(map[string]any)
 			if r.status != http.StatusOK || r.result()["protocolVersion"] != version2025 || info["name"] != ServerName || sid == "" {
