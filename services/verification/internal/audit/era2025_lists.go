@@ -28,7 +28,7 @@ type statefulPages struct {
 	loop, more bool
 	// failed says why the list failed, "" when it did not; code is the JSON-RPC error that failed
 	// it, 0 for none. invalid is the first schema error of a page that still decoded: the items
-	// are kept, so that the finer checks say what is wrong with them.
+	// are kept, so that the finer checks say what is wrong with them, and message-schema fails.
 	failed, invalid string
 	code            int
 }
@@ -137,10 +137,7 @@ func (s *statefulRun) tools(ctx context.Context) error {
 		s.r.record("json-schema-2020-12", Skipped, start, "tools/list failed")
 		return nil
 	}
-	if l.invalid != "" {
-		s.r.record("tools-list", Failure, start, "%s", l.invalid)
-	}
-	s.r.record("tools-list", Success, start, "%s on %s", statefulCount(len(l.items), "tool"), statefulCount(l.pages, "page"))
+	s.r.record("tools-list", Success, start, "%s on %s%s", statefulCount(len(l.items), "tool"), statefulCount(l.pages, "page"), l.schemaNote())
 	tools := make([]surface.Tool, 0, len(l.items))
 	var undecodable int
 	for _, raw := range l.items {
@@ -311,15 +308,22 @@ func (s *statefulRun) recordList(id, noun string, l statefulPages, optional bool
 		s.r.record(id, Warning, start, "%s; templates are optional, but a server declaring resources should answer an empty list", l.failed)
 	case l.failed != "":
 		s.r.record(id, Failure, start, "%s", l.failed)
-	case l.invalid != "":
-		s.r.record(id, Failure, start, "%s", l.invalid)
 	case l.loop:
-		s.r.record(id, Warning, start, "%s; cursor loop: page %d repeats a cursor or the page before it", statefulCount(len(l.items), noun), l.pages)
+		s.r.record(id, Warning, start, "%s; cursor loop: page %d repeats a cursor or the page before it%s", statefulCount(len(l.items), noun), l.pages, l.schemaNote())
 	case l.more:
-		s.r.record(id, Success, start, "%s on the first %d pages (the audit reads no further)", statefulCount(len(l.items), noun), l.pages)
+		s.r.record(id, Success, start, "%s on the first %d pages (the audit reads no further)%s", statefulCount(len(l.items), noun), l.pages, l.schemaNote())
 	default:
-		s.r.record(id, Success, start, "%s on %s", statefulCount(len(l.items), noun), statefulCount(l.pages, "page"))
+		s.r.record(id, Success, start, "%s on %s%s", statefulCount(len(l.items), noun), statefulCount(l.pages, "page"), l.schemaNote())
 	}
+}
+
+// schemaNote points a list that a client can use, but that breaks the schema, to message-schema:
+// one defect fails one check, and a list check judges whether the list can be used.
+func (l statefulPages) schemaNote() string {
+	if l.invalid == "" {
+		return ""
+	}
+	return "; the result breaks the schema (see message-schema)"
 }
 
 // statefulDecode decodes the items that decode as T and drops the others: the surface lists what a

@@ -75,7 +75,9 @@ func (s *statefulRun) malformedJSON(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.validate("parse error", x, "")
+	if m := statefulAnswer(x); m != nil {
+		s.validateMessage("parse error", m, "", true)
+	}
 	resp := x.resp
 	switch {
 	case resp.Err != nil || resp.Status >= 500:
@@ -107,7 +109,7 @@ func (s *statefulRun) batch(ctx context.Context) error {
 		m := &x.messages[i]
 		switch {
 		case m.Error != nil:
-			s.validateMessage("batch", m, "")
+			s.validateMessage("batch", m, "", true)
 			refused = true
 		case m.Result != nil:
 			answered = true

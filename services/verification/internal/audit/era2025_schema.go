@@ -43,13 +43,14 @@ func (s *statefulRun) hasDef(def string) bool {
 	return ok
 }
 
-// validate validates the answer of x, if any, as validateMessage does.
+// validate validates the answer of x, if any, as validateMessage does. An error refused at the
+// HTTP level (a 4xx) may carry id null: the transport refused the request before reading it.
 func (s *statefulRun) validate(what string, x *exchange, def string) error {
 	m := statefulAnswer(x)
 	if m == nil {
 		return nil
 	}
-	return s.validateMessage(what, m, def)
+	return s.validateMessage(what, m, def, x.resp.Status >= 400)
 }
 
 // statefulAnswer is the reply of x or, when none carries the request's id, its first error: a
@@ -80,8 +81,9 @@ func statefulError(x *exchange) *rpcError {
 
 // validateMessage validates m against the 2025-11-25 schema whatever version was negotiated (the
 // revisions only added to each other): its envelope, and a result against def ("" for none). It
-// logs the outcome for message-schema and returns the first error.
-func (s *statefulRun) validateMessage(what string, m *message, def string) error {
+// logs the outcome for message-schema and returns the first error. unread says that the request's
+// id could not be read (bad JSON, a batch), where JSON-RPC itself answers with id null.
+func (s *statefulRun) validateMessage(what string, m *message, def string, unread bool) error {
 	var first error
 	check := func(d string, b []byte) {
 		if first != nil || !s.hasDef(d) {
@@ -96,7 +98,11 @@ func (s *statefulRun) validateMessage(what string, m *message, def string) error
 		}
 	}
 	if m.Error != nil {
-		check("JSONRPCErrorResponse", withoutNullID(m.raw))
+		raw := []byte(m.raw)
+		if unread {
+			raw = withoutNullID(raw)
+		}
+		check("JSONRPCErrorResponse", raw)
 	} else {
 		check("JSONRPCResultResponse", m.raw)
 		if def != "" {
@@ -112,7 +118,8 @@ func (s *statefulRun) validateMessage(what string, m *message, def string) error
 
 // withoutNullID drops an "id": null from an error response. JSON-RPC requires a null id when the
 // request's id could not be read (a parse error), while the MCP schema only allows the id to be
-// absent: the two mean the same, and a server following JSON-RPC is not wrong.
+// absent: there the two mean the same, and a server following JSON-RPC is not wrong. Where the id
+// was readable, null is a wrong id and the schema judges it.
 func withoutNullID(raw json.RawMessage) []byte {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil || string(m["id"]) != "null" {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/trustlayer/trustlayer/pkg/safehttp"
+	"github.com/trustlayer/trustlayer/services/verification/internal/audit/audittest"
 	"github.com/trustlayer/trustlayer/services/verification/internal/audit/mcpschema"
 	"github.com/trustlayer/trustlayer/services/verification/internal/audit/probe"
 )
@@ -416,7 +417,7 @@ func TestStatefulDefects(t *testing.T) {
 		{"session id with a space", &fake25{spaceInSession: true}, map[string]Status{"session-id-format": Failure}},
 		{"notification answered 200", &fake25{notify200: true}, map[string]Status{"notification-accepted": Warning}},
 		{"string inputSchema", &fake25{stringSchema: true}, map[string]Status{
-			"tools-list": Failure, "json-schema-2020-12": Failure, "message-schema": Failure, "tool-name-format": Success,
+			"tools-list": Success, "json-schema-2020-12": Failure, "message-schema": Failure, "tool-name-format": Success,
 		}},
 		{"draft-07 schema", &fake25{oldDraft: true}, map[string]Status{"json-schema-2020-12": Warning, "message-schema": Success}},
 		{"tool name with a space", &fake25{badName: true}, map[string]Status{"tool-name-format": Failure}},
@@ -476,5 +477,149 @@ func TestStatefulBudget(t *testing.T) {
 		if n == 3 && checks["ping"].Status != Skipped {
 			t.Errorf("budget 3: ping %s", checks["ping"].Status)
 		}
+	}
+}
+
+// fixtureEngine serves an audittest fixture and returns an engine that may audit it, and the target.
+func fixtureEngine(t *testing.T, ca *audittest.CA, h http.Handler, token string, limits probe.Limits) (*Engine, Target) {
+	t.Helper()
+	srv := ca.Serve(h)
+	t.Cleanup(srv.Close)
+	schemas, err := testSchemas()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(Config{
+		RootCAs: ca.Pool(), Schemas: schemas, Limits: limits,
+		Targets: safehttp.TargetPolicy{AllowedPorts: []int{srv.Port}, AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := Target{URL: srv.URL}
+	if token != "" {
+		target.Headers = map[string]string{"Authorization": "Bearer " + token}
+	}
+	return e, target
+}
+
+// fixtureChecks audits an audittest fixture in full and returns the era's result and checks.
+func fixtureChecks(t *testing.T, ca *audittest.CA, h http.Handler, token string, limits probe.Limits) (EraResult, map[string]Check) {
+	t.Helper()
+	e, target := fixtureEngine(t, ca, h, token, limits)
+	rep, err := e.Conformance(context.Background(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := map[string]Check{}
+	for _, c := range rep.Checks {
+		if c.Era == EraStateful {
+			checks[c.ID] = c
+		}
+	}
+	return rep.Eras[0], checks
+}
+
+// fixtureWant is every check of the era SUCCESS but those of skipped.
+func fixtureWant(skipped ...string) map[string]Status {
+	want := map[string]Status{}
+	for _, id := range statefulIDs() {
+		want[id] = Success
+	}
+	for _, id := range skipped {
+		want[id] = Skipped
+	}
+	return want
+}
+
+func TestStatefulFixtures(t *testing.T) {
+	ca, err := audittest.NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	listables := []string{"prompts-list", "resources-list", "resources-templates-list"}
+	for _, tc := range []struct {
+		name  string
+		h     http.Handler
+		token string
+		want  map[string]Status
+	}{
+		{"Correct", audittest.Correct(), "", fixtureWant(listables...)},
+		// Full declares tools, prompts and resources: no capability is left to probe undeclared.
+		{"Full", audittest.Full(), "", fixtureWant("undeclared-capability")},
+		{"Dual", audittest.Dual(), "", fixtureWant(listables...)},
+		{"Protected", audittest.Protected("s3cret"), "s3cret", fixtureWant(listables...)},
+		{"Protected without its token", audittest.Protected("s3cret"), "", fixtureWant(statefulIDs()...)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, checks := fixtureChecks(t, ca, tc.h, tc.token, probe.Limits{})
+			wantStatus(t, checks, tc.want)
+		})
+	}
+	for _, d := range audittest.Defects() {
+		if def, ok := catalogIndex(d.Check); !ok || def.Era != EraStateful {
+			continue
+		}
+		t.Run(d.Name, func(t *testing.T) {
+			t.Parallel()
+			want := fixtureWant(listables...)
+			want[d.Check] = Status(d.Status)
+			for _, id := range d.Also {
+				want[id] = Failure
+			}
+			_, checks := fixtureChecks(t, ca, d.Handler(), d.Token, probe.Limits{})
+			wantStatus(t, checks, want)
+		})
+	}
+}
+
+func TestStatefulAbuse(t *testing.T) {
+	ca, err := audittest.NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	limits := probe.Limits{RequestTimeout: 300 * time.Millisecond, MaxResponseBytes: 64 << 10}
+	for _, tc := range []struct {
+		name string
+		h    http.Handler
+	}{
+		{"stream forever", audittest.StreamForever()},
+		{"huge", audittest.Huge(1 << 20)},
+		{"slow", audittest.Slow(time.Second, audittest.Correct())},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			era, checks := fixtureChecks(t, ca, tc.h, "", limits)
+			if era.Status != EraBroken || checks["server-initialize"].Status != Failure {
+				t.Errorf("era %+v, server-initialize %+v", era, checks["server-initialize"])
+			}
+			if c := checks["ping"]; c.Status != Skipped {
+				t.Errorf("ping %+v", c)
+			}
+		})
+	}
+}
+
+func TestStatefulReadinessFixture(t *testing.T) {
+	ca, err := audittest.NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, target := fixtureEngine(t, ca, audittest.Correct(), "", probe.Limits{})
+	r, ctx, cancel, err := e.start(context.Background(), target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancel()
+	out := r.stateful(ctx, readinessAudit)
+	if len(out.initLatency) != latencySamples || len(out.listLatency) != latencySamples {
+		t.Errorf("latency samples: %d initialize, %d tools/list", len(out.initLatency), len(out.listLatency))
+	}
+	if c := out.unknownTool; !c.Probed || !(c.JSONRPCError || c.ToolError) {
+		t.Errorf("unknown tool contract %+v", c)
+	}
+	if out.listing == nil || len(out.listing.Tools) != 3 || out.server == nil || out.server.Name != audittest.ServerName {
+		t.Errorf("listing %+v, server %+v", out.listing, out.server)
 	}
 }
