@@ -67,7 +67,9 @@ func (s *statefulRun) sessionFormat(ctx context.Context) error {
 func (s *statefulRun) endSession(ctx context.Context, id, version string) (*probe.Response, error) {
 	h := http.Header{}
 	h.Set(headerSession, id)
-	h.Set(headerProtocolVersion, version)
+	if version != "" {
+		h.Set(headerProtocolVersion, version)
+	}
 	return s.r.client.Do(ctx, probe.Request{Method: http.MethodDelete, URL: s.r.endpoint, Header: h})
 }
 
