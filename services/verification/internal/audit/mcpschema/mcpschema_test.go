@@ -231,3 +231,24 @@ func BenchmarkLoad(b *testing.B) {
 		}
 	}
 }
+
+// FuzzValidate feeds server-controlled bytes to every definition the engine uses: Validate must
+// answer nil or a short error, never panic.
+func FuzzValidate(f *testing.F) {
+	for _, seed := range []string{initialize, discover, errResponse, goodTool, `{"tools":[` + goodTool + `]}`, `{"tools":[{"name":1}]}`, `[]`, `{"a":`, `null`} {
+		f.Add([]byte(seed))
+	}
+	s := set(f)
+	defs := [][2]string{
+		{V20251125, "InitializeResult"}, {V20251125, "ListToolsResult"}, {V20251125, "JSONRPCErrorResponse"},
+		{V20260728, "DiscoverResult"}, {V20260728, "ListToolsResult"}, {V20260728, "Tool"},
+	}
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		for _, d := range defs {
+			err := s.Validate(d[0], d[1], msg)
+			if err != nil && (!errors.Is(err, ErrInvalid) || len(err.Error()) > maxErrorLen) {
+				t.Fatalf("%s %s: %v", d[0], d[1], err)
+			}
+		}
+	})
+}

@@ -23,6 +23,9 @@ import (
 // servers written in those languages: ZWJ between emoji (family and profession sequences),
 // ZWJ and ZWNJ between letters of scripts that shape with them (Arabic, Indic, …), and
 // LRM/RLM next to right-to-left letters.
+//
+// Evidence gives positions in characters (code points) counted from 1, and shows the
+// surroundings escaped; tag characters are decoded to the ASCII they spell, escaped too.
 func checkHiddenInstructions(in Input) []Evidence {
 	return perText(in, hiddenIn)
 }
