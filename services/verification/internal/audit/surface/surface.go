@@ -3,8 +3,9 @@
 // The hashes exist to notice a "rug pull": a server that was audited with one set of tool
 // descriptions and schemas and later serves another. Every hash is SHA-256 in lower-case hex:
 //
-//   - descriptions are hashed as sent, less trailing ASCII whitespace (see textHash for why
-//     nothing else is normalised); an empty description hashes to "";
+//   - descriptions are hashed as sent, less trailing ASCII whitespace, without Unicode
+//     normalisation: the model reads the bytes sent, so a switch to decomposed forms or an
+//     inserted zero-width character must change the hash; an empty description hashes to "";
 //   - schemas, annotations and prompt arguments are hashed in their RFC 8785 canonical JSON form
 //     (see Canonical), so reordered keys or reformatted numbers do not change them; an absent or
 //     null value hashes to "";
