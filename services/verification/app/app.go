@@ -71,6 +71,9 @@ type Config struct {
 	Settings     Settings
 	Intelligence IntelligenceSettings
 	Webhooks     WebhookSettings
+	Audits       AuditSettings
+	// audit holds the audit token issuer and verifier, made by LoadConfig for the same reason.
+	audit *auditParts
 	// reads holds what the read path caches: made by LoadConfig, since the gateway's codec and the
 	// authentication interceptor are built (by platform.Open) before Register runs.
 	reads *reads
@@ -94,7 +97,12 @@ func loadConfig(getenv func(string) string, answers *readcache.Cache) (Config, e
 	var settings Settings
 	var intel IntelligenceSettings
 	var hooks WebhookSettings
-	spec, err := platform.LoadSpec(getenv, Name, EnvPrefix, ":8081", ":9091", &settings, &intel, &hooks)
+	var auditSettings AuditSettings
+	spec, err := platform.LoadSpec(getenv, Name, EnvPrefix, ":8081", ":9091", &settings, &intel, &hooks, &auditSettings)
+	if err != nil {
+		return Config{}, err
+	}
+	parts, err := newAuditParts(&auditSettings)
 	if err != nil {
 		return Config{}, err
 	}
@@ -115,14 +123,17 @@ func loadConfig(getenv func(string) string, answers *readcache.Cache) (Config, e
 			return store.WatchChanges(ctx, p.Pool.Config().ConnConfig.Copy(), p.Log,
 				store.KeyChanges(r.keys), store.ServerHeadChanges(r.heads))
 		})
-		return []grpc.UnaryServerInterceptor{api.AuthenticateCached(spec.Service.AdminToken, r.keys)}
+		return []grpc.UnaryServerInterceptor{
+			api.AuthenticateAudits(spec.Service.AdminToken, parts.verifier),
+			api.AuthenticateCached(spec.Service.AdminToken, r.keys),
+		}
 	}
-	return Config{Spec: spec, Settings: settings, Intelligence: intel, Webhooks: hooks, reads: r}, nil
+	return Config{Spec: spec, Settings: settings, Intelligence: intel, Webhooks: hooks, Audits: auditSettings, audit: parts, reads: r}, nil
 }
 
 // ConfigVars lists every environment variable the service reads.
 func ConfigVars() []string {
-	return platform.ConfigVars(EnvPrefix, &Settings{}, &IntelligenceSettings{}, &WebhookSettings{})
+	return platform.ConfigVars(EnvPrefix, &Settings{}, &IntelligenceSettings{}, &WebhookSettings{}, &AuditSettings{})
 }
 
 // Register adds the service's APIs, its OpenAPI document and its loops to an opened platform; cfg
@@ -140,6 +151,9 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 		return err
 	}
 	if err := registerWebhooks(ctx, cfg, p); err != nil {
+		return err
+	}
+	if err := registerAudits(cfg, p); err != nil {
 		return err
 	}
 	return registerFeeds(ctx, cfg, p)

@@ -38,6 +38,16 @@ var answers = map[string]map[string]string{
 		"409": "webhook_endpoint_disabled or webhook_endpoint_revoked"},
 	"/verification.v1.DataFeedService/ListArtifacts":    {"404": "dataset_not_found", "422": "A bad limit, format or date"},
 	"/verification.v1.DataFeedService/DownloadArtifact": {"404": "dataset_not_found or artifact_not_found"},
+	"/verification.v1.AuditService/IssueAuditToken":     {"201": "The signed audit token", "422": "No subject, no or unknown scopes, or ttl_seconds outside 1..86400"},
+	"/verification.v1.AuditService/AuditMcp": {"400": "A refused target: remote_url_required, public_https_url_required, url_credentials_or_fragment_blocked, " +
+		"invalid_port, https_port_required, ssrf_host_blocked, dns_resolution_failed, invalid_resolved_ip or ssrf_ip_blocked",
+		"403": "Token missing required scope. Need one of: service:audit", "422": "A header the audit will not send",
+		"503": "service_dependency_unavailable or service_audit_failed: the service could not finish; not a finding about the target"},
+	"/verification.v1.AuditService/AuditReadiness": {"400": "A refused target (the codes of POST /v1/audits/mcp)",
+		"403": "Token missing required scope. Need one of: service:readiness", "422": "A header the audit will not send",
+		"503": "service_dependency_unavailable or service_audit_failed: the service could not finish; not a finding about the target"},
+	"/verification.v1.AuditService/GetAudit": {"403": "Token missing required scope. Need one of: service:audit, service:readiness",
+		"404": "audit_not_found: no such audit, or another holder's"},
 }
 
 // plainRoutes documents the routes no proto describes: the probes, the signed feed downloads and
@@ -55,6 +65,13 @@ var plainRoutes = append(apidoc.ProbeRoutes("verification"),
 			"404": "no such artifact",
 		},
 	},
+	apidoc.Route{
+		Method: "GET", Path: "/.well-known/jwks.json", OperationID: "AuditService_Jwks", Tag: "AuditService",
+		Summary:     "The public keys of the audit tokens this service signs (JSON Web Key Set)",
+		Description: "Verifiers choose the key by the token's kid. Cached for 5 minutes.",
+		Produces:    "application/jwk-set+json",
+		Responses:   map[string]string{"200": "the key set"},
+	},
 )
 
 // Document builds the OpenAPI 2.0 document served at GET /openapi.json: the generated documents of
@@ -64,9 +81,9 @@ func Document() ([]byte, error) {
 	return apidoc.Build(apidoc.Spec{
 		Title:   "Verification service",
 		Version: InterfaceVersion,
-		Description: "Organizations and API keys, registry intelligence of MCP servers (sync, history, change feeds, compare), " +
-			"watches and signed webhooks, and data feeds (README.md). Organization routes need X-Admin-Token, the other " +
-			`/v1/intelligence routes a bearer API key. Business errors are {"detail":{"error":"<code>","message":"..."}}.`,
+		Description: "MCP server audits (conformance and readiness), organizations and API keys, registry intelligence of MCP servers (sync, history, change feeds, compare), " +
+			"watches and signed webhooks, and data feeds (README.md). Organization routes and the audit token route need X-Admin-Token, the audit routes an " +
+			`audit JWT, the other /v1/intelligence routes a bearer API key. Business errors are {"detail":{"error":"<code>","message":"..."}}.`,
 		Files:   openapi.Files,
 		Sources: []string{"verification/v1/*.swagger.json", "platform/v1/build.swagger.json"},
 		SecurityDefinitions: map[string]any{
@@ -74,6 +91,8 @@ func Document() ([]byte, error) {
 				"description": "The deployment's admin token (VERIFICATION_ADMIN_TOKEN)"},
 			"apiKey": map[string]any{"type": "apiKey", "in": "header", "name": "Authorization",
 				"description": "Bearer <api_key>, a key issued to an organization (vk_...)"},
+			"auditToken": map[string]any{"type": "apiKey", "in": "header", "name": "Authorization",
+				"description": "Bearer <jwt>, an audit token (POST /v1/audits/tokens, or the configured external issuer) with scope service:audit or service:readiness"},
 		},
 		Security: []any{},
 		Plain:    plainRoutes,
@@ -83,6 +102,12 @@ func Document() ([]byte, error) {
 
 func extend(op map[string]any, o apidoc.Operation) {
 	switch {
+	case o.GRPCMethod == auditPrefix+"IssueAuditToken":
+		op["security"] = []any{map[string]any{"adminToken": []any{}}}
+		apidoc.AddResponse(op, "401", "Missing or wrong X-Admin-Token")
+	case strings.HasPrefix(o.GRPCMethod, auditPrefix):
+		op["security"] = []any{map[string]any{"auditToken": []any{}}}
+		apidoc.AddResponse(op, "401", "Missing bearer token, or Invalid or expired token")
 	case strings.HasPrefix(o.GRPCMethod, adminPrefix):
 		op["security"] = []any{map[string]any{"adminToken": []any{}}}
 		apidoc.AddResponse(op, "401", "Missing or wrong X-Admin-Token")
