@@ -85,7 +85,7 @@ func New(cfg Config) (*Handler, error) {
 	server := NewServer(cfg.Version, h.inProcessScorer(scoring))
 	streamable := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server },
 		&sdk.StreamableHTTPOptions{JSONResponse: true, SessionTimeout: SessionTimeout, Logger: cfg.Log, MaxRequestBodyBytes: MaxBodyBytes})
-	h.endpoint = h.guard(streamable)
+	h.endpoint = h.guard(h.transportRules(streamable))
 	h.resource = &oauthex.ProtectedResourceMetadata{
 		Resource:               base + EndpointPath,
 		AuthorizationServers:   []string{base},
