@@ -12,11 +12,15 @@ import (
 )
 
 // methods are the JSON-RPC methods the endpoint answers: the server's capabilities (tools, prompts
-// and the completion of prompt arguments) and the base protocol. Notifications are listed too: an unknown one is dropped with 202.
+// and the completion of prompt arguments) and the base protocol. Notifications are listed too: an
+// unknown one is dropped with 202. resources/list, resources/templates/list and logging/setLevel
+// belong to capabilities the server does not declare, but the SDK answers them (an empty list, an
+// empty result) and the official conformance suite calls them whatever a server declares, so they
+// pass.
 var methods = map[string]bool{
 	"initialize": true, "ping": true,
 	"tools/list": true, "tools/call": true, "prompts/list": true, "prompts/get": true,
-	"completion/complete":       true,
+	"completion/complete": true, "resources/list": true, "resources/templates/list": true, "logging/setLevel": true,
 	"notifications/initialized": true, "notifications/cancelled": true, "notifications/progress": true,
 	"notifications/roots/list_changed": true,
 }
@@ -32,7 +36,7 @@ var methods = map[string]bool{
 //   - a request other than initialize without Mcp-Session-Id is refused with 400, where the SDK
 //     would open a new session and answer with an error of code 0;
 //   - a method the server does not offer is answered -32601 with the request's id, where the SDK
-//     answers 400 in plain text or, for the methods of capabilities it does not declare, a result.
+//     answers 400 in plain text.
 func (h *Handler) transportRules(next http.Handler) http.Handler {
 	own, _ := url.Parse(h.cfg.PublicURL)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
