@@ -205,7 +205,7 @@ func (s *statefulRun) handshake(x *exchange, start time.Time) bool {
 		info.Capabilities = append(info.Capabilities, k)
 	}
 	slices.Sort(info.Capabilities)
-	s.out.server = info
+	s.out.server, s.out.instructions = info, res.Instructions
 
 	if len(problems) > 0 {
 		// The era is usable, so the other checks still run, but the handshake itself is not valid.

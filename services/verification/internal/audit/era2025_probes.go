@@ -150,7 +150,7 @@ func (s *statefulRun) unknownTool(ctx context.Context) error {
 	s.validate("tools/call of an unknown tool", x, "CallToolResult")
 	resp, e := x.resp, statefulError(x)
 	c := &s.out.unknownTool
-	c.Probed, c.HTTPStatus = true, resp.Status
+	c.Probed, c.HTTPStatus, c.NonJSON = true, resp.Status, resp.Err == nil && len(x.messages) == 0 && x.notInJSON
 	c.Detail = s.r.client.Redact(trim(seen(resp), 300))
 	var res struct {
 		IsError bool `json:"isError"`

@@ -184,7 +184,7 @@ func (s *statelessRun) discover(ctx context.Context) (bool, error) {
 	if si := d.Meta.ServerInfo; si != nil {
 		info.Name, info.Title, info.Version = si.Name, si.Title, si.Version
 	}
-	s.out.server = info
+	s.out.server, s.out.instructions = info, d.Instructions
 	s.out.protocolVersion = EraStateless
 	s.out.result.Status = EraSupported
 	s.out.result.ProtocolVersion = EraStateless

@@ -28,6 +28,8 @@ const latencySamples = 5
 type eraOutcome struct {
 	result EraResult
 	server *ServerInfo
+	// instructions is the server's instructions text, which reaches the model as tool descriptions do.
+	instructions string
 	// listing is the surface the era's list methods returned; nil when it could not list tools.
 	listing *surface.Listing
 	// protocolVersion is the version the era negotiated.
@@ -79,6 +81,9 @@ func (e *Engine) Readiness(ctx context.Context, t Target) (report *ReadinessRepo
 	}
 	if source.listing != nil {
 		in.Listing, in.Listed = *source.listing, true
+	}
+	if source.server != nil {
+		in.Server = readiness.ServerText{Title: source.server.Title, Instructions: source.instructions}
 	}
 	if state := r.client.TLS(); state != nil {
 		in.TLS.Version = state.Version
