@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -104,6 +105,11 @@ func (s *statefulRun) initialize(ctx context.Context) bool {
 	x, err := s.r.call(ctx, "initialize", initializeParams(EraStateful), nil)
 	if err != nil {
 		s.out.result.Status, s.out.result.Details = EraBroken, "initialize was not sent: "+err.Error()
+		if errors.Is(err, errDeadline) {
+			// The target stalled past the audit's deadline: a finding, as a request timeout is.
+			s.out.result.Details = "initialize got no answer before " + errDeadline.Error()
+			s.r.record("server-initialize", Failure, start, "%s", s.out.result.Details)
+		}
 		return false
 	}
 	resp := x.resp

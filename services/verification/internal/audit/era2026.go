@@ -143,6 +143,11 @@ func (s *statelessRun) discover(ctx context.Context) (bool, error) {
 	if err != nil {
 		s.out.result.Status = EraBroken
 		s.out.result.Details = "not finished: " + err.Error()
+		if errors.Is(err, errDeadline) {
+			// The target stalled past the audit's deadline: a finding, as a request timeout is.
+			s.out.result.Details = "server/discover got no answer before " + errDeadline.Error()
+			s.r.record("server-discover", Failure, start, "%s", s.out.result.Details)
+		}
 		return false, err
 	}
 	s.out.headers = x.resp.Header
