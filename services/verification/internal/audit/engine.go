@@ -16,9 +16,11 @@
 package audit
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -234,7 +236,28 @@ func (e *Engine) Conformance(ctx context.Context, t Target) (report *Report, err
 		Checks: checks, Traffic: traffic(r.client.Stats()),
 	}
 	report.Server, report.Surface = pick(stateful, stateless)
-	return report, nil
+	return report, scrub(r.client, report)
+}
+
+// scrub removes the caller's header values from every string of a report: details are redacted as
+// they are written, but a target may also copy a credential into what it describes (its name, a
+// tool's title), and a report is stored and shown. The hashes of the surface stay those of what the
+// target sent.
+func scrub[T any](c *probe.Client, report *T) error {
+	body, err := json.Marshal(report)
+	if err != nil {
+		return fmt.Errorf("%w: encode the report: %w", ErrAuditFailed, err)
+	}
+	clean := c.RedactJSON(body)
+	if bytes.Equal(clean, body) {
+		return nil
+	}
+	var out T
+	if err := json.Unmarshal(clean, &out); err != nil {
+		return fmt.Errorf("%w: redact the report: %w", ErrAuditFailed, err)
+	}
+	*report = out
+	return nil
 }
 
 // skipReason says why a check that never ran was skipped.

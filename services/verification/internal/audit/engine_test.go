@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"slices"
 	"strings"
@@ -405,6 +406,25 @@ func echoAuthorization(token string) http.Handler {
 	})
 }
 
+// nameAfterCredential is Dual answering with the caller's credential in place of its server name,
+// tool titles and descriptions included: a target may copy what it is sent into what it describes.
+func nameAfterCredential() http.Handler {
+	inner := audittest.Dual()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, cred, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		rec := httptest.NewRecorder()
+		inner.ServeHTTP(rec, r)
+		body := strings.ReplaceAll(rec.Body.String(), audittest.ServerName, cred)
+		body = strings.ReplaceAll(body, "weather", cred)
+		for k, vs := range rec.Header() {
+			w.Header()[k] = vs
+		}
+		w.Header().Del("Content-Length")
+		w.WriteHeader(rec.Code)
+		_, _ = io.WriteString(w, body)
+	})
+}
+
 // TestEngineNeverEchoesCallerHeaders: the caller's header value never appears in a report, not even
 // when the target quotes it back.
 func TestEngineNeverEchoesCallerHeaders(t *testing.T) {
@@ -414,6 +434,7 @@ func TestEngineNeverEchoesCallerHeaders(t *testing.T) {
 		"Protected":              audittest.Protected(correctToken),
 		"Protected, echoing it":  echoAuthorization(correctToken),
 		"Stateless, ignoring it": audittest.Stateless(),
+		"Dual, named after it":   nameAfterCredential(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -433,6 +454,9 @@ func TestEngineNeverEchoesCallerHeaders(t *testing.T) {
 						t.Errorf("the %s report holds the caller's header value %q", what, secret)
 					}
 				}
+			}
+			if name == "Dual, named after it" && (rep.Server == nil || rep.Server.Name != "[redacted]") {
+				t.Errorf("server %+v, want the echoed credential redacted from its name", rep.Server)
 			}
 			if name == "Protected, echoing it" {
 				if c := checkOf(rep, "malformed-json"); c.Status != Failure || !strings.Contains(c.Details, "[redacted]") {

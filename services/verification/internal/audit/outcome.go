@@ -97,5 +97,5 @@ func (e *Engine) Readiness(ctx context.Context, t Target) (report *ReadinessRepo
 		Traffic: traffic(r.client.Stats()),
 	}
 	report.Server, report.Surface = pick(stateful, stateless)
-	return report, nil
+	return report, scrub(r.client, report)
 }

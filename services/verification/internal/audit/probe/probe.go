@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -276,4 +277,17 @@ func describe(err error) error {
 		return errors.New("the connection closed before the answer ended")
 	}
 	return errors.New("the request failed")
+}
+
+// RedactJSON removes the caller's header values from a JSON document, in the forms JSON encoding
+// gives them.
+func (c *Client) RedactJSON(doc []byte) []byte {
+	s := string(doc)
+	for _, secret := range c.secrets {
+		s = strings.ReplaceAll(s, secret, "[redacted]")
+		if quoted, err := json.Marshal(secret); err == nil {
+			s = strings.ReplaceAll(s, strings.Trim(string(quoted), `"`), "[redacted]")
+		}
+	}
+	return []byte(s)
 }
