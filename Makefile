@@ -72,3 +72,8 @@ build: ## build the three service binaries, stamped with version, commit and bui
 .PHONY: run
 run: ## run the whole stack locally without Docker (PostgreSQL, NATS, the three services); Ctrl-C stops it
 	deploy/local/run.sh
+
+.PHONY: audit-compare
+audit-compare: deps ## the audit engine side by side with the official MCP conformance suite (report in stdout)
+	@tools=$$(deploy/local/conformance-tools.sh) && set -- $$tools && \
+		go run ./services/verification/cmd/audit-compare -node "$$1" -suite "$$2"
