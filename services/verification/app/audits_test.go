@@ -294,3 +294,21 @@ func TestAuditTargetDownIsAFinding(t *testing.T) {
 		t.Errorf("a target that is down: %s", r.Body)
 	}
 }
+
+func TestAuditStorageOutageIs503(t *testing.T) {
+	srv := fixtures.Serve(audittest.Correct())
+	defer srv.Close()
+	s := startAuditor(t, srv.Port)
+	tok := s.token("ci", 600, "service:audit")
+	if _, err := s.Pool.Exec(t.Context(), "ALTER TABLE audits RENAME TO audits_away"); err != nil {
+		t.Fatal(err)
+	}
+	r := s.Do("POST", "/v1/audits/mcp", map[string]any{"url": srv.URL}, bearer(tok))
+	d, _ := r.Object(t)["detail"].(map[string]any)
+	if r.Status != http.StatusServiceUnavailable || d["error"] != "service_dependency_unavailable" {
+		t.Fatalf("an audit that cannot be stored: %d %s, want 503 service_dependency_unavailable", r.Status, r.Body)
+	}
+	if strings.Contains(string(r.Body), "audits") || strings.Contains(string(r.Body), "SQLSTATE") {
+		t.Errorf("the 503 names the database's error: %s", r.Body)
+	}
+}
