@@ -47,15 +47,12 @@ func AuthenticateAudits(adminToken string, tokens *audittoken.Verifier) grpc.Una
 		}
 		md, _ := metadata.FromIncomingContext(ctx)
 		if info.FullMethod == auditPrefix+"IssueAuditToken" {
-			if v := md.Get(strings.ToLower(auth.AdminHeader)); len(v) != 1 || !auth.AdminTokenMatches(v[0], adminToken) {
+			if !adminAllowed(md, adminToken) {
 				return nil, auth.ErrAdminToken
 			}
 			return handler(ctx, req)
 		}
-		var token string
-		if v := md.Get("authorization"); len(v) == 1 {
-			token = auth.BearerToken(v[0])
-		}
+		token := bearer(md)
 		if token == "" {
 			return nil, errAuditMissing
 		}

@@ -54,15 +54,12 @@ func authenticate(adminToken string, lookup identity.Lookup) grpc.UnaryServerInt
 		}
 		md, _ := metadata.FromIncomingContext(ctx)
 		if strings.HasPrefix(info.FullMethod, adminPrefix) {
-			if v := md.Get(strings.ToLower(auth.AdminHeader)); len(v) != 1 || !auth.AdminTokenMatches(v[0], adminToken) {
+			if !adminAllowed(md, adminToken) {
 				return nil, auth.ErrAdminToken
 			}
 			return handler(ctx, req)
 		}
-		var token string
-		if v := md.Get("authorization"); len(v) == 1 {
-			token = auth.BearerToken(v[0])
-		}
+		token := bearer(md)
 		if token == "" {
 			return nil, errMissingBearer
 		}
@@ -72,6 +69,20 @@ func authenticate(adminToken string, lookup identity.Lookup) grpc.UnaryServerInt
 		}
 		return handler(identity.With(ctx, caller), req)
 	}
+}
+
+// adminAllowed reports whether md carries the admin token (X-Admin-Token).
+func adminAllowed(md metadata.MD, adminToken string) bool {
+	v := md.Get(strings.ToLower(auth.AdminHeader))
+	return len(v) == 1 && auth.AdminTokenMatches(v[0], adminToken)
+}
+
+// bearer returns md's bearer token, "" when there is none.
+func bearer(md metadata.MD) string {
+	if v := md.Get("authorization"); len(v) == 1 {
+		return auth.BearerToken(v[0])
+	}
+	return ""
 }
 
 // ForgetOnRevoke returns st, which makes keys forget every cached lookup as soon as a revocation

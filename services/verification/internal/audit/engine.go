@@ -77,20 +77,7 @@ var ErrAuditFailed = errors.New("the audit could not be completed")
 
 // New returns an Engine for cfg.
 func New(cfg Config) (*Engine, error) {
-	l := cfg.Limits
-	def := probe.DefaultLimits
-	if l.MaxRequests <= 0 {
-		l.MaxRequests = def.MaxRequests
-	}
-	if l.MaxConcurrent <= 0 {
-		l.MaxConcurrent = def.MaxConcurrent
-	}
-	if l.MaxResponseBytes <= 0 {
-		l.MaxResponseBytes = def.MaxResponseBytes
-	}
-	if l.RequestTimeout <= 0 {
-		l.RequestTimeout = def.RequestTimeout
-	}
+	l := cfg.Limits.WithDefaults()
 	cfg.Limits = l
 	if cfg.Deadline <= 0 {
 		cfg.Deadline = DefaultDeadline

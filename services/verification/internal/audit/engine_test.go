@@ -152,7 +152,7 @@ func wantEras(t *testing.T, eras []EraResult) {
 // wantTraffic holds a report's traffic to the engine's limits.
 func wantTraffic(t *testing.T, tr Traffic, limits probe.Limits) {
 	t.Helper()
-	l := effective(limits)
+	l := limits.WithDefaults()
 	if tr.MaxRequests != l.MaxRequests || tr.Requests < 0 || tr.Requests > tr.MaxRequests {
 		t.Errorf("traffic %+v, budget %d", tr, l.MaxRequests)
 	}
@@ -168,27 +168,9 @@ func wantServerSaw(t *testing.T, srv *audittest.Server, before int, tr Traffic, 
 	if got := srv.Requests() - before; got != tr.Requests {
 		t.Errorf("the server saw %d requests, the report counts %d", got, tr.Requests)
 	}
-	if got, most := srv.MaxInFlight(), effective(limits).MaxConcurrent; got > most {
+	if got, most := srv.MaxInFlight(), limits.WithDefaults().MaxConcurrent; got > most {
 		t.Errorf("the server had %d requests in flight at once, the limit is %d", got, most)
 	}
-}
-
-// effective fills zero limits with the defaults, as New does.
-func effective(l probe.Limits) probe.Limits {
-	d := probe.DefaultLimits
-	if l.MaxRequests <= 0 {
-		l.MaxRequests = d.MaxRequests
-	}
-	if l.MaxConcurrent <= 0 {
-		l.MaxConcurrent = d.MaxConcurrent
-	}
-	if l.MaxResponseBytes <= 0 {
-		l.MaxResponseBytes = d.MaxResponseBytes
-	}
-	if l.RequestTimeout <= 0 {
-		l.RequestTimeout = d.RequestTimeout
-	}
-	return l
 }
 
 // wantReadinessReport holds a readiness report to the invariants it shares with a conformance report.

@@ -141,14 +141,8 @@ func (h *Handler) guard(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := readBody(w, r)
-		var tooLarge *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooLarge):
-			gateway.WriteJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"detail": "Request body too large"})
-			return
-		case err != nil:
-			gateway.WriteJSON(w, http.StatusBadRequest, map[string]any{"detail": "Request body could not be read"})
+		body, ok := readBodyOrRefuse(w, r)
+		if !ok {
 			return
 		}
 		if !NeedsCredential(body) {

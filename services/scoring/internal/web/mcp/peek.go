@@ -3,12 +3,15 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/trustlayer/trustlayer/pkg/gateway"
 )
 
 // keyedTools are the tools a call of needs a credential for. Every other method (initialize, the
@@ -51,6 +54,22 @@ func callsKeyedTool(raw []byte) bool {
 		return false
 	}
 	return keyedTools[params.Name]
+}
+
+// readBodyOrRefuse is readBody that answers a body it cannot read (413 over MaxBodyBytes, 400
+// otherwise) and reports whether the caller may go on.
+func readBodyOrRefuse(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := readBody(w, r)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		gateway.WriteJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"detail": "Request body too large"})
+		return nil, false
+	case err != nil:
+		gateway.WriteJSON(w, http.StatusBadRequest, map[string]any{"detail": "Request body could not be read"})
+		return nil, false
+	}
+	return body, true
 }
 
 // readBody reads a request body of at most MaxBodyBytes and puts it back for the next handler.

@@ -3,7 +3,6 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -48,14 +47,8 @@ func (h *Handler) transportRules(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := readBody(w, r)
-		var tooLarge *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooLarge):
-			gateway.WriteJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"detail": "Request body too large"})
-			return
-		case err != nil:
-			gateway.WriteJSON(w, http.StatusBadRequest, map[string]any{"detail": "Request body could not be read"})
+		body, ok := readBodyOrRefuse(w, r)
+		if !ok {
 			return
 		}
 		body = bytes.TrimSpace(body)

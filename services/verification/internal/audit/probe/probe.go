@@ -37,6 +37,24 @@ type Limits struct {
 // requests, so 64 leaves room for pagination without letting a hostile server keep the auditor busy.
 var DefaultLimits = Limits{MaxRequests: 64, MaxConcurrent: 4, MaxResponseBytes: 1 << 20, RequestTimeout: 10 * time.Second}
 
+// WithDefaults returns l with its zero fields taken from DefaultLimits.
+func (l Limits) WithDefaults() Limits {
+	d := DefaultLimits
+	if l.MaxRequests <= 0 {
+		l.MaxRequests = d.MaxRequests
+	}
+	if l.MaxConcurrent <= 0 {
+		l.MaxConcurrent = d.MaxConcurrent
+	}
+	if l.MaxResponseBytes <= 0 {
+		l.MaxResponseBytes = d.MaxResponseBytes
+	}
+	if l.RequestTimeout <= 0 {
+		l.RequestTimeout = d.RequestTimeout
+	}
+	return l
+}
+
 // ErrBudget is returned once an audit has sent MaxRequests requests.
 var ErrBudget = errors.New("the audit's request budget is spent")
 
