@@ -222,8 +222,11 @@ func (e *Engine) Conformance(ctx context.Context, t Target) (report *Report, err
 		Verdict: verdict, Counts: counts, Eras: []EraResult{stateful.result, stateless.result},
 		Checks: checks, Traffic: traffic(r.client.Stats()),
 	}
-	report.Server, report.Surface = pick(stateful, stateless)
-	return report, scrub(r.client, report)
+	var listing *surface.Listing
+	report.Server, report.Surface, listing = pick(stateful, stateless)
+	err = scrub(r.client, report)
+	report.Listing = redactListing(r.client, listing)
+	return report, err
 }
 
 // scrub removes the caller's header values from every string of a report: details are redacted as
@@ -247,6 +250,27 @@ func scrub[T any](c *probe.Client, report *T) error {
 	return nil
 }
 
+// redactListing is l with the caller's header values removed from every string, as scrub removes
+// them from a report; l itself is left as it is.
+func redactListing(c *probe.Client, l *surface.Listing) *surface.Listing {
+	if l == nil {
+		return nil
+	}
+	body, err := json.Marshal(l)
+	if err != nil {
+		return nil
+	}
+	clean := c.RedactJSON(body)
+	if bytes.Equal(clean, body) {
+		return l
+	}
+	var out surface.Listing
+	if err := json.Unmarshal(clean, &out); err != nil {
+		return nil
+	}
+	return &out
+}
+
 // skipReason says why a check that never ran was skipped.
 func (r *run) skipReason(ctx context.Context) string {
 	switch {
@@ -258,19 +282,19 @@ func (r *run) skipReason(ctx context.Context) string {
 	return "not run: no era of the protocol could be used"
 }
 
-// pick returns the server description and surface of the first era that listed tools.
-func pick(outcomes ...eraOutcome) (*ServerInfo, *surface.Surface) {
+// pick returns the server description, surface and listing of the first era that listed tools.
+func pick(outcomes ...eraOutcome) (*ServerInfo, *surface.Surface, *surface.Listing) {
 	for _, o := range outcomes {
 		if o.listing != nil {
-			return o.server, surface.Digest(*o.listing)
+			return o.server, surface.Digest(*o.listing), o.listing
 		}
 	}
 	for _, o := range outcomes {
 		if o.server != nil {
-			return o.server, nil
+			return o.server, nil, nil
 		}
 	}
-	return nil, nil
+	return nil, nil, nil
 }
 
 func traffic(s probe.Stats) Traffic {

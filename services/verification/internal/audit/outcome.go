@@ -96,6 +96,9 @@ func (e *Engine) Readiness(ctx context.Context, t Target) (report *ReadinessRepo
 		Eras: []EraResult{stateful.result, stateless.result}, Result: readiness.Evaluate(in),
 		Traffic: traffic(r.client.Stats()),
 	}
-	report.Server, report.Surface = pick(stateful, stateless)
-	return report, scrub(r.client, report)
+	var listing *surface.Listing
+	report.Server, report.Surface, listing = pick(stateful, stateless)
+	err = scrub(r.client, report)
+	report.Listing = redactListing(r.client, listing)
+	return report, err
 }

@@ -95,6 +95,10 @@ type Report struct {
 	// Surface is the tool (prompt, resource) surface with its hashes; nil when no era could list it.
 	Surface *surface.Surface `json:"surface,omitempty"`
 	Traffic Traffic          `json:"traffic"`
+	// Listing is what Surface hashes, schemas and descriptions themselves (redacted as the report
+	// is), for a later audit to compare with (surface.CompareListings, watch runs); never part of
+	// the report's JSON. Nil when Surface is.
+	Listing *surface.Listing `json:"-"`
 }
 
 // ReadinessReport is the result of a readiness audit (Engine.Readiness).
@@ -107,6 +111,8 @@ type ReadinessReport struct {
 	readiness.Result
 	Surface *surface.Surface `json:"surface,omitempty"`
 	Traffic Traffic          `json:"traffic"`
+	// Listing is as Report's: never part of the JSON.
+	Listing *surface.Listing `json:"-"`
 }
 
 // count tallies checks and derives the verdict.

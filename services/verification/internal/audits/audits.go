@@ -15,6 +15,7 @@ import (
 
 	"github.com/trustlayer/trustlayer/pkg/safehttp"
 	"github.com/trustlayer/trustlayer/services/verification/internal/audit"
+	"github.com/trustlayer/trustlayer/services/verification/internal/audit/surface"
 	"github.com/trustlayer/trustlayer/services/verification/internal/audittoken"
 	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"
@@ -74,6 +75,10 @@ type Record struct {
 	ID     uuid.UUID
 	Kind   string
 	Report []byte
+	// Listing is the target's tool listing (audit.Report.Listing), which the stored report only
+	// hashes: set by Run, for a watch run to compare with the next; nil when tools could not be
+	// listed, and for a report read back.
+	Listing *surface.Listing
 }
 
 // Run audits target (kind KindConformance or KindReadiness) for h and stores the report. A refused
@@ -89,6 +94,7 @@ func (s *Service) Run(ctx context.Context, kind string, target audit.Target, h H
 
 	id := uuid.New()
 	var report any
+	var listing *surface.Listing
 	var verdict *string
 	var score *int
 	var err error
@@ -101,6 +107,7 @@ func (s *Service) Run(ctx context.Context, kind string, target audit.Target, h H
 				Kind string `json:"kind"`
 				*audit.Report
 			}{id.String(), kind, r}, &r.Verdict
+			listing = r.Listing
 		}
 	case KindReadiness:
 		var r *audit.ReadinessReport
@@ -110,6 +117,7 @@ func (s *Service) Run(ctx context.Context, kind string, target audit.Target, h H
 				Kind string `json:"kind"`
 				*audit.ReadinessReport
 			}{id.String(), kind, r}, &r.Score
+			listing = r.Listing
 		}
 	default:
 		return Record{}, fmt.Errorf("%w: unknown kind %q", ErrAuditFailed, kind)
@@ -128,7 +136,7 @@ func (s *Service) Run(ctx context.Context, kind string, target audit.Target, h H
 	if err := s.store.Insert(ctx, rec); err != nil {
 		return Record{}, fmt.Errorf("%w: store the report: %w", ErrUnavailable, err)
 	}
-	return Record{ID: id, Kind: kind, Report: body}, nil
+	return Record{ID: id, Kind: kind, Report: body, Listing: listing}, nil
 }
 
 // classify maps an engine error: the caller's mistakes pass through, the rest is the service's.
