@@ -18,7 +18,6 @@ import (
 	"github.com/trustlayer/trustlayer/services/verification/internal/audit/surface"
 	"github.com/trustlayer/trustlayer/services/verification/internal/audittoken"
 	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
-	"github.com/trustlayer/trustlayer/services/verification/internal/store"
 )
 
 // Kinds of audit.
@@ -34,10 +33,24 @@ const (
 	maxSubject      = 200
 )
 
-// Store keeps reports.
+// Store keeps reports (internal/store implements it).
 type Store interface {
-	Insert(ctx context.Context, a store.Audit) error
-	Get(ctx context.Context, id uuid.UUID, issuer, subject string) (store.Audit, error)
+	Insert(ctx context.Context, a Audit) error
+	Get(ctx context.Context, id uuid.UUID, issuer, subject string) (Audit, error)
+}
+
+// Audit is a stored audit report: the report's JSON and what the routes look it up by.
+type Audit struct {
+	ID      uuid.UUID
+	Kind    string
+	URL     string
+	Issuer  string
+	Subject string
+	// Verdict (conformance) and Score (readiness) are nil for the other kind.
+	Verdict   *string
+	Score     *int
+	Report    []byte
+	CreatedAt time.Time
 }
 
 // Holder is who runs or reads an audit: the verified token's issuer and subject.
@@ -129,7 +142,7 @@ func (s *Service) Run(ctx context.Context, kind string, target audit.Target, h H
 	if err != nil {
 		return Record{}, fmt.Errorf("%w: encode the report: %w", ErrAuditFailed, err)
 	}
-	rec := store.Audit{
+	rec := Audit{
 		ID: id, Kind: kind, URL: target.URL, Issuer: h.Issuer, Subject: h.Subject,
 		Verdict: verdict, Score: score, Report: body, CreatedAt: s.now().UTC(),
 	}
