@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -63,11 +64,11 @@ func (s *Service) checkEndpoint(in NewEndpoint) (Endpoint, error) {
 	}
 	types := []string{}
 	for i, t := range in.EventTypes {
-		if t != EventTypeIntelChange {
-			problems = append(problems, fault.Problem{Field: "event_types." + strconv.Itoa(i), Message: "Unknown event type: want intel.change", Type: "value_error"})
+		if !knownEventType(t) {
+			problems = append(problems, fault.Problem{Field: "event_types." + strconv.Itoa(i), Message: "Unknown event type: want one of " + strings.Join(EventTypes, ", "), Type: "value_error"})
 			continue
 		}
-		if len(types) == 0 {
+		if !slices.Contains(types, t) {
 			types = append(types, t)
 		}
 	}

@@ -35,6 +35,11 @@ type Store interface {
 	// delivery (with its job) for each endpoint whose organization's watch matches c, all in one
 	// transaction, and returns how many deliveries it created; later calls return 0.
 	RecordChange(ctx context.Context, c Change, ev Event, requeueAfter time.Duration) (int, error)
+	// RecordEvent stores an organization's own event (ev.ChangeID is its key) and one pending
+	// delivery (with its job) for each endpoint of the organization that is neither revoked nor
+	// disabled and takes ev.Type, in one transaction, and returns how many deliveries it created;
+	// nothing when no endpoint takes it, or when the key was stored before (0).
+	RecordEvent(ctx context.Context, organizationID uuid.UUID, ev Event, requeueAfter time.Duration) (int, error)
 	// ClaimDelivery leases the delivery for lease when it is pending, has made attempt-1 attempts and
 	// is not leased already; found is false otherwise (another worker holds it, or it has moved on).
 	// The lease is a column, not a row lock: no connection is held while the worker POSTs.
