@@ -18,10 +18,10 @@ const (
 	adminPrefix   = "/verification.v1.OrganizationService/"
 )
 
-// Authenticate guards every verification.v1 method but AuditService's: OrganizationService takes the admin token
-// (X-Admin-Token), every other service a bearer API key, whose caller it puts in the context
-// (identity.From). Methods of other packages (build info, health) pass. Every bearer request reads the
-// database; the service itself uses AuthenticateCached.
+// Authenticate guards every verification.v1 method but AuditService's and WatchService's:
+// OrganizationService takes the admin token (X-Admin-Token), every other service a bearer API key,
+// whose caller it puts in the context (identity.From). Methods of other packages (build info,
+// health) pass. Every bearer request reads the database; the service itself uses AuthenticateCached.
 func Authenticate(adminToken string, tenants *organizations.Service) grpc.UnaryServerInterceptor {
 	return authenticate(adminToken, KeyLookup(tenants))
 }
@@ -48,8 +48,10 @@ func KeyLookup(tenants *organizations.Service) identity.Lookup {
 
 func authenticate(adminToken string, lookup identity.Lookup) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		// AuditService has its own token system (AuthenticateAudits).
-		if !strings.HasPrefix(info.FullMethod, servicePrefix) || strings.HasPrefix(info.FullMethod, auditPrefix) {
+		// AuditService and WatchService have token systems of their own (AuthenticateAudits,
+		// AuthenticateWatch).
+		if !strings.HasPrefix(info.FullMethod, servicePrefix) || strings.HasPrefix(info.FullMethod, auditPrefix) ||
+			strings.HasPrefix(info.FullMethod, watchPrefix) {
 			return handler(ctx, req)
 		}
 		md, _ := metadata.FromIncomingContext(ctx)

@@ -36,6 +36,8 @@ var (
 	organizationTarget = target{code: "organization_not_found", message: "Not found"}
 	apiKeyTarget       = target{code: "api_key_not_found", message: "Not found"}
 	watchTarget        = target{code: "watch_not_found", message: "Not found"}
+	watchPolicyTarget  = target{code: "watch_policy_not_found", message: "Not found"}
+	watchKeyTarget     = target{code: "watch_api_key_not_found", message: "Not found"}
 	endpointTarget     = target{code: "webhook_endpoint_not_found", message: "Not found"}
 	deliveryTarget     = target{code: "webhook_delivery_not_found", message: "Not found"}
 	datasetTarget      = target{code: "dataset_not_found", message: "No such dataset"}
@@ -50,6 +52,7 @@ func serverTarget(key intelligence.ServerKey) target { return target{server: key
 func toAPI(err error, t target) error {
 	var invalid *fault.ValidationError
 	var exists *fault.WatchExistsError
+	var targetExists *fault.TargetWatchExistsError
 	var limit *fault.LimitError
 	switch {
 	case err == nil:
@@ -68,6 +71,15 @@ func toAPI(err error, t target) error {
 	case errors.As(err, &exists):
 		return apierror.Coded(http.StatusConflict, "watch_already_exists",
 			"This organization already watches the server", map[string]any{"watchId": exists.WatchID.String()})
+	case errors.As(err, &targetExists):
+		return apierror.Coded(http.StatusConflict, "watch_already_exists",
+			"This organization already watches the target with this evaluator", map[string]any{"watchId": targetExists.WatchID.String()})
+	case errors.Is(err, fault.ErrWatchNotActive):
+		return apierror.Coded(http.StatusConflict, "watch_not_active", "The watch is paused or archived: only an active watch runs", nil)
+	case errors.Is(err, fault.ErrPolicyNameExists):
+		return apierror.Coded(http.StatusConflict, "watch_policy_name_exists", "This organization already has a policy of this name", nil)
+	case errors.Is(err, fault.ErrPolicyInUse):
+		return apierror.Coded(http.StatusConflict, "watch_policy_in_use", "A watch uses this policy: detach or archive it first", nil)
 	case errors.As(err, &limit) && errors.Is(err, fault.ErrWatchLimit):
 		return apierror.Coded(http.StatusForbidden, "watch_limit_reached",
 			"Active watch limit reached: archive a watch first", map[string]any{"limit": limit.Limit})
@@ -116,9 +128,12 @@ func pathID(raw string, t target) (uuid.UUID, error) {
 }
 
 // bodyLoc turns a dotted field path ("endpoint_ids.2") into a FastAPI location (["body",
-// "endpoint_ids", 2]).
+// "endpoint_ids", 2]); "" is the body itself.
 func bodyLoc(field string) []any {
 	loc := []any{"body"}
+	if field == "" {
+		return loc // the body as a whole
+	}
 	for part := range strings.SplitSeq(field, ".") {
 		if n, err := strconv.Atoi(part); err == nil {
 			loc = append(loc, n)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"maps"
 	"strings"
 
 	"github.com/trustlayer/trustlayer/pkg/apidoc"
@@ -48,6 +49,30 @@ var answers = map[string]map[string]string{
 		"503": "service_dependency_unavailable or service_audit_failed: the service could not finish; not a finding about the target"},
 	"/verification.v1.AuditService/GetAudit": {"403": "Token missing required scope. Need one of: service:audit, service:readiness",
 		"404": "audit_not_found: no such audit, or another holder's"},
+	watchPrefix + "CreateWatchApiKey": {"201": "The key, its secret (apiKey) shown this once", "404": "organization_not_found",
+		"422": "No or a bad organizationId, no name, no or unknown scopes, or expiresInSeconds outside 1..31536000"},
+	watchPrefix + "ListWatchApiKeys":  {"404": "organization_not_found", "422": "organizationId missing or not a UUID"},
+	watchPrefix + "RevokeWatchApiKey": {"204": "Revoked (again: 204)", "404": "watch_api_key_not_found"},
+	watchPrefix + "CreateTargetWatch": {"201": "The watch, its first run due now", "403": "watch_limit_reached (with limit): the plan's cap of watches that are not archived",
+		"409": "watch_already_exists (with watchId): a watch of this target and evaluator that is not archived",
+		"422": "A refused target (loc body.targetUrl, type the refusal's code: public_https_url_required, ssrf_ip_blocked...), " +
+			"an unknown evaluator, an unknown policyId, or intervalSeconds out of bounds"},
+	watchPrefix + "ListTargetWatches": {"422": "A limit outside 1..100, a status other than active or paused, or a malformed cursor"},
+	watchPrefix + "GetTargetWatch":    {"404": "watch_not_found: unknown, archived or another organization's"},
+	watchPrefix + "UpdateTargetWatch": {"404": "watch_not_found",
+		"422": "An empty body, a status other than active or paused, an unknown policyId, or intervalSeconds out of bounds"},
+	watchPrefix + "DeleteTargetWatch": {"204": "Archived", "404": "watch_not_found"},
+	watchPrefix + "RunTargetWatch": {"202": "The run, still going", "404": "watch_not_found",
+		"409": "watch_not_active: the watch is paused or archived"},
+	watchPrefix + "ListTargetWatchRuns": {"404": "watch_not_found", "422": "A limit outside 1..100 or a malformed cursor"},
+	watchPrefix + "CreateWatchPolicy": {"201": "The policy", "409": "watch_policy_name_exists",
+		"422": "No name, no rules, minScore outside 0..100, or an unknown check id, readiness rule id or surface change"},
+	watchPrefix + "ListWatchPolicies": {"422": "A limit outside 1..100 or a malformed cursor"},
+	watchPrefix + "GetWatchPolicy":    {"404": "watch_policy_not_found"},
+	watchPrefix + "UpdateWatchPolicy": {"404": "watch_policy_not_found", "409": "watch_policy_name_exists",
+		"422": "An empty body, or bad rules (as for POST)"},
+	watchPrefix + "DeleteWatchPolicy": {"204": "Deleted", "404": "watch_policy_not_found",
+		"409": "watch_policy_in_use: a watch that is not archived uses it"},
 }
 
 // plainRoutes documents the routes no proto describes: the probes, the signed feed downloads and
@@ -82,8 +107,9 @@ func Document() ([]byte, error) {
 		Title:   "Verification service",
 		Version: InterfaceVersion,
 		Description: "MCP server audits (conformance and readiness), organizations and API keys, registry intelligence of MCP servers (sync, history, change feeds, compare), " +
-			"watches and signed webhooks, and data feeds (README.md). Organization routes and the audit token route need X-Admin-Token, the audit routes an " +
-			`audit JWT, the other /v1/intelligence routes a bearer API key. Business errors are {"detail":{"error":"<code>","message":"..."}}.`,
+			"watches and signed webhooks, data feeds, and the watch API of targets audited again and again (README.md). Organization routes, the audit token route " +
+			"and the watch API key routes need X-Admin-Token, the audit routes an audit JWT, the other /v1/watch routes a watch API key (wk_...), " +
+			`the other /v1/intelligence routes a bearer API key. Business errors are {"detail":{"error":"<code>","message":"..."}}.`,
 		Files:   openapi.Files,
 		Sources: []string{"verification/v1/*.swagger.json", "platform/v1/build.swagger.json"},
 		SecurityDefinitions: map[string]any{
@@ -93,6 +119,8 @@ func Document() ([]byte, error) {
 				"description": "Bearer <api_key>, a key issued to an organization (vk_...)"},
 			"auditToken": map[string]any{"type": "apiKey", "in": "header", "name": "Authorization",
 				"description": "Bearer <jwt>, an audit token (POST /v1/audits/tokens, or the configured external issuer) with scope service:audit or service:readiness"},
+			"watchKey": map[string]any{"type": "apiKey", "in": "header", "name": "Authorization",
+				"description": "Bearer <watch_api_key>, a watch API key (wk_..., POST /v1/watch/api-keys) with scope watch:read (reads) or watch:write (reads and writes)"},
 		},
 		Security: []any{},
 		Plain:    plainRoutes,
@@ -108,6 +136,13 @@ func extend(op map[string]any, o apidoc.Operation) {
 	case strings.HasPrefix(o.GRPCMethod, auditPrefix):
 		op["security"] = []any{map[string]any{"auditToken": []any{}}}
 		apidoc.AddResponse(op, "401", "Missing bearer token, or Invalid or expired token")
+	case watchAdminMethods[o.GRPCMethod]:
+		op["security"] = []any{map[string]any{"adminToken": []any{}}}
+		apidoc.AddResponse(op, "401", "Missing or wrong X-Admin-Token")
+	case strings.HasPrefix(o.GRPCMethod, watchPrefix):
+		op["security"] = []any{map[string]any{"watchKey": []any{}}}
+		apidoc.AddResponse(op, "401", "missing_bearer_token, invalid_or_revoked_api_key or expired_api_key")
+		apidoc.AddResponse(op, "403", "api_key_missing_required_scope: need one of "+strings.Join(watchScopes(o.GRPCMethod), ", "))
 	case strings.HasPrefix(o.GRPCMethod, adminPrefix):
 		op["security"] = []any{map[string]any{"adminToken": []any{}}}
 		apidoc.AddResponse(op, "401", "Missing or wrong X-Admin-Token")
@@ -122,6 +157,15 @@ func extend(op map[string]any, o apidoc.Operation) {
 	for status, description := range answers[o.GRPCMethod] {
 		if status >= "400" {
 			apidoc.AddResponse(op, status, description)
+			continue
+		}
+		if status == "202" {
+			// Accepted beside the success (a run still going): the same body.
+			if success, ok := responses["200"].(map[string]any); ok {
+				accepted := maps.Clone(success)
+				accepted["description"] = description
+				responses[status] = accepted
+			}
 			continue
 		}
 		// A created or deleted resource answers 201 or 204; the generator documents its success as 200.
