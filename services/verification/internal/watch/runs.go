@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"time"
 
@@ -105,8 +104,8 @@ func (s *Service) RunNow(ctx context.Context, c Caller, id uuid.UUID) (Run, bool
 	runCtx := context.WithoutCancel(ctx)
 	go func() {
 		r, err := s.execute(runCtx, claimed)
-		if err != nil {
-			slog.Default().Warn("watch run: could not record the run", "watch", r.WatchID, "run", r.ID, "error", err)
+		if err != nil && s.log != nil {
+			s.log.Warn("watch run: could not record the run", "watch", r.WatchID, "run", r.ID, "error", err)
 		}
 		done <- r
 	}()

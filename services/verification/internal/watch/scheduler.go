@@ -28,7 +28,7 @@ type SchedulerConfig struct {
 	// PerHost bounds the runs of one target host this replica has in flight, so that many watches
 	// of one host never hammer it.
 	PerHost int
-	// Log is where it logs; nil means slog.Default().
+	// Log is where it logs; nil means the service's (Deps.Log), or slog.Default() without one.
 	Log *slog.Logger
 	// OnClaim, when set, is told of each run claimed and how late it starts (now - next_run_at): the
 	// scheduling lag (benchmarks, metrics).
@@ -120,6 +120,9 @@ func (h *hostSlots) release(ws ...Watch) {
 // Each replica runs at most cfg.Concurrency runs, and cfg.PerHost of one target host, at a time; a
 // run sets its watch's next run one interval (plus jitter) after it started.
 func (s *Service) RunScheduler(ctx context.Context, cfg SchedulerConfig) error {
+	if cfg.Log == nil {
+		cfg.Log = s.log
+	}
 	cfg = cfg.withDefaults()
 	slots := &hostSlots{perHost: map[string]int{}, limit: cfg.Concurrency, hostCap: cfg.PerHost}
 	var wg sync.WaitGroup
