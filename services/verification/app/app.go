@@ -72,6 +72,8 @@ type Config struct {
 	Intelligence IntelligenceSettings
 	Webhooks     WebhookSettings
 	Audits       AuditSettings
+	Watch        WatchAPISettings
+	WatchRuns    WatchRunSettings
 	// audit holds the audit token issuer and verifier, made by LoadConfig for the same reason.
 	audit *auditParts
 	// reads holds what the read path caches: made by LoadConfig, since the gateway's codec and the
@@ -98,7 +100,9 @@ func loadConfig(getenv func(string) string, answers *readcache.Cache) (Config, e
 	var intel IntelligenceSettings
 	var hooks WebhookSettings
 	var auditSettings AuditSettings
-	spec, err := platform.LoadSpec(getenv, Name, EnvPrefix, ":8081", ":9091", &settings, &intel, &hooks, &auditSettings)
+	var watchAPI WatchAPISettings
+	var watchRuns WatchRunSettings
+	spec, err := platform.LoadSpec(getenv, Name, EnvPrefix, ":8081", ":9091", &settings, &intel, &hooks, &auditSettings, &watchAPI, &watchRuns)
 	if err != nil {
 		return Config{}, err
 	}
@@ -126,14 +130,15 @@ func loadConfig(getenv func(string) string, answers *readcache.Cache) (Config, e
 		return []grpc.UnaryServerInterceptor{
 			api.AuthenticateAudits(spec.Service.AdminToken, parts.verifier),
 			api.AuthenticateCached(spec.Service.AdminToken, r.keys),
+			api.AuthenticateWatch(spec.Service.AdminToken, watchKeys(p)),
 		}
 	}
-	return Config{Spec: spec, Settings: settings, Intelligence: intel, Webhooks: hooks, Audits: auditSettings, audit: parts, reads: r}, nil
+	return Config{Spec: spec, Settings: settings, Intelligence: intel, Webhooks: hooks, Audits: auditSettings, Watch: watchAPI, WatchRuns: watchRuns, audit: parts, reads: r}, nil
 }
 
 // ConfigVars lists every environment variable the service reads.
 func ConfigVars() []string {
-	return platform.ConfigVars(EnvPrefix, &Settings{}, &IntelligenceSettings{}, &WebhookSettings{}, &AuditSettings{})
+	return platform.ConfigVars(EnvPrefix, &Settings{}, &IntelligenceSettings{}, &WebhookSettings{}, &AuditSettings{}, &WatchAPISettings{}, &WatchRunSettings{})
 }
 
 // Register adds the service's APIs, its OpenAPI document and its loops to an opened platform; cfg
@@ -154,6 +159,9 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 		return err
 	}
 	if err := registerAudits(cfg, p); err != nil {
+		return err
+	}
+	if err := registerWatchAPI(ctx, cfg, p); err != nil {
 		return err
 	}
 	return registerFeeds(ctx, cfg, p)
