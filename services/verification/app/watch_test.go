@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -718,5 +719,78 @@ func TestWatchAPISettings(t *testing.T) {
 	}
 	if !slices.Contains(app.ConfigVars(), "VERIFICATION_WATCH_API_LIMIT") {
 		t.Error("ConfigVars lacks VERIFICATION_WATCH_API_LIMIT")
+	}
+}
+
+// TestTargetWatchRaces sends concurrent creations: the pair and the cap hold under them.
+func TestTargetWatchRaces(t *testing.T) {
+	t.Parallel()
+	s := startService(t, map[string]string{app.EnvPrefix + "WATCH_API_LIMIT": "3"})
+	rw := s.watchWriter("Racing")
+	statuses := func(n int, body func(i int) map[string]any) map[int]int {
+		got := make(chan int, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { got <- s.Do("POST", "/v1/watch/watches", body(i), rw).Status })
+		}
+		wg.Wait()
+		close(got)
+		count := map[int]int{}
+		for st := range got {
+			count[st]++
+		}
+		return count
+	}
+	if got := statuses(8, func(int) map[string]any { return map[string]any{"targetUrl": target(0), "evaluator": "mcp"} }); got[201] != 1 || got[409] != 7 {
+		t.Errorf("8 creations of one pair: %v, want one 201 and seven 409", got)
+	}
+	if got := statuses(8, func(i int) map[string]any { return map[string]any{"targetUrl": target(i + 1), "evaluator": "mcp"} }); got[201] != 2 || got[403] != 6 {
+		t.Errorf("8 creations against 2 free places: %v, want two 201 and six 403", got)
+	}
+	if n := s.Count(`SELECT count(*) FROM target_watches WHERE status <> 'archived'`); n != 3 {
+		t.Errorf("%d watches stored, want the cap of 3", n)
+	}
+}
+
+// TestWatchAPIDocument checks what /openapi.json says of the watch routes' credentials and answers.
+func TestWatchAPIDocument(t *testing.T) {
+	t.Parallel()
+	s := startService(t)
+	var doc struct {
+		SecurityDefinitions map[string]any `json:"securityDefinitions"`
+		Paths               map[string]map[string]struct {
+			Security  []map[string]any `json:"security"`
+			Responses map[string]any   `json:"responses"`
+		} `json:"paths"`
+	}
+	s.Must("GET", "/openapi.json", nil, nil, 200).Decode(t, &doc)
+	if doc.SecurityDefinitions["watchKey"] == nil {
+		t.Fatalf("no watchKey security definition: %v", doc.SecurityDefinitions)
+	}
+	for _, tt := range []struct {
+		path, method, security string
+		responses              []string
+	}{
+		{"/v1/watch/api-keys", "post", "adminToken", []string{"201", "401", "404", "422"}},
+		{"/v1/watch/api-keys/{id}", "delete", "adminToken", []string{"204", "401", "404"}},
+		{"/v1/watch/watches", "post", "watchKey", []string{"201", "401", "403", "409", "422"}},
+		{"/v1/watch/watches", "get", "watchKey", []string{"200", "401", "403", "422"}},
+		{"/v1/watch/watches/{id}", "delete", "watchKey", []string{"204", "404"}},
+		{"/v1/watch/watches/{id}/runs", "post", "watchKey", []string{"200", "202", "404", "409"}},
+		{"/v1/watch/policies/{id}", "delete", "watchKey", []string{"204", "404", "409"}},
+	} {
+		op, ok := doc.Paths[tt.path][tt.method]
+		if !ok {
+			t.Errorf("%s %s is not documented", tt.method, tt.path)
+			continue
+		}
+		if len(op.Security) != 1 || op.Security[0][tt.security] == nil {
+			t.Errorf("%s %s: security %v, want %s", tt.method, tt.path, op.Security, tt.security)
+		}
+		for _, status := range tt.responses {
+			if op.Responses[status] == nil {
+				t.Errorf("%s %s does not document %s: %v", tt.method, tt.path, status, op.Responses)
+			}
+		}
 	}
 }
