@@ -527,7 +527,7 @@ type TargetWatch struct {
 	// status is active, paused or archived.
 	Status          string                 `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
 	PolicyId        string                 `protobuf:"bytes,6,opt,name=policyId,proto3" json:"policyId,omitempty"`
-	IntervalSeconds int64                  `protobuf:"varint,7,opt,name=intervalSeconds,proto3" json:"intervalSeconds,omitempty"`
+	IntervalSeconds int32                  `protobuf:"varint,7,opt,name=intervalSeconds,proto3" json:"intervalSeconds,omitempty"`
 	CreatedAt       *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=createdAt,proto3" json:"createdAt,omitempty"`
 	UpdatedAt       *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=updatedAt,proto3" json:"updatedAt,omitempty"`
 	NextRunAt       *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=nextRunAt,proto3" json:"nextRunAt,omitempty"`
@@ -608,7 +608,7 @@ func (x *TargetWatch) GetPolicyId() string {
 	return ""
 }
 
-func (x *TargetWatch) GetIntervalSeconds() int64 {
+func (x *TargetWatch) GetIntervalSeconds() int32 {
 	if x != nil {
 		return x.IntervalSeconds
 	}
@@ -803,7 +803,7 @@ type CreateTargetWatchRequest struct {
 	TargetUrl       string                 `protobuf:"bytes,1,opt,name=targetUrl,proto3" json:"targetUrl,omitempty"`
 	Evaluator       string                 `protobuf:"bytes,2,opt,name=evaluator,proto3" json:"evaluator,omitempty"`
 	PolicyId        string                 `protobuf:"bytes,3,opt,name=policyId,proto3" json:"policyId,omitempty"`
-	IntervalSeconds *int64                 `protobuf:"varint,4,opt,name=intervalSeconds,proto3,oneof" json:"intervalSeconds,omitempty"`
+	IntervalSeconds *int32                 `protobuf:"varint,4,opt,name=intervalSeconds,proto3,oneof" json:"intervalSeconds,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -859,7 +859,7 @@ func (x *CreateTargetWatchRequest) GetPolicyId() string {
 	return ""
 }
 
-func (x *CreateTargetWatchRequest) GetIntervalSeconds() int64 {
+func (x *CreateTargetWatchRequest) GetIntervalSeconds() int32 {
 	if x != nil && x.IntervalSeconds != nil {
 		return *x.IntervalSeconds
 	}
@@ -1122,7 +1122,7 @@ type UpdateTargetWatchRequest struct {
 	Id              string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Status          *string                `protobuf:"bytes,2,opt,name=status,proto3,oneof" json:"status,omitempty"`
 	PolicyId        *string                `protobuf:"bytes,3,opt,name=policyId,proto3,oneof" json:"policyId,omitempty"`
-	IntervalSeconds *int64                 `protobuf:"varint,4,opt,name=intervalSeconds,proto3,oneof" json:"intervalSeconds,omitempty"`
+	IntervalSeconds *int32                 `protobuf:"varint,4,opt,name=intervalSeconds,proto3,oneof" json:"intervalSeconds,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -1178,7 +1178,7 @@ func (x *UpdateTargetWatchRequest) GetPolicyId() string {
 	return ""
 }
 
-func (x *UpdateTargetWatchRequest) GetIntervalSeconds() int64 {
+func (x *UpdateTargetWatchRequest) GetIntervalSeconds() int32 {
 	if x != nil && x.IntervalSeconds != nil {
 		return *x.IntervalSeconds
 	}
@@ -2211,7 +2211,7 @@ const file_verification_v1_watch_proto_rawDesc = "" +
 	"\tevaluator\x18\x04 \x01(\tR\tevaluator\x12\x16\n" +
 	"\x06status\x18\x05 \x01(\tR\x06status\x12\x1a\n" +
 	"\bpolicyId\x18\x06 \x01(\tR\bpolicyId\x12(\n" +
-	"\x0fintervalSeconds\x18\a \x01(\x03R\x0fintervalSeconds\x128\n" +
+	"\x0fintervalSeconds\x18\a \x01(\x05R\x0fintervalSeconds\x128\n" +
 	"\tcreatedAt\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x128\n" +
 	"\tupdatedAt\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x128\n" +
 	"\tnextRunAt\x18\n" +
@@ -2240,7 +2240,7 @@ const file_verification_v1_watch_proto_rawDesc = "" +
 	"\ttargetUrl\x18\x01 \x01(\tR\ttargetUrl\x12\x1c\n" +
 	"\tevaluator\x18\x02 \x01(\tR\tevaluator\x12\x1a\n" +
 	"\bpolicyId\x18\x03 \x01(\tR\bpolicyId\x12-\n" +
-	"\x0fintervalSeconds\x18\x04 \x01(\x03H\x00R\x0fintervalSeconds\x88\x01\x01B\x12\n" +
+	"\x0fintervalSeconds\x18\x04 \x01(\x05H\x00R\x0fintervalSeconds\x88\x01\x01B\x12\n" +
 	"\x10_intervalSeconds\"O\n" +
 	"\x19CreateTargetWatchResponse\x122\n" +
 	"\x05watch\x18\x01 \x01(\v2\x1c.verification.v1.TargetWatchR\x05watch\"o\n" +
@@ -2262,7 +2262,7 @@ const file_verification_v1_watch_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1b\n" +
 	"\x06status\x18\x02 \x01(\tH\x00R\x06status\x88\x01\x01\x12\x1f\n" +
 	"\bpolicyId\x18\x03 \x01(\tH\x01R\bpolicyId\x88\x01\x01\x12-\n" +
-	"\x0fintervalSeconds\x18\x04 \x01(\x03H\x02R\x0fintervalSeconds\x88\x01\x01B\t\n" +
+	"\x0fintervalSeconds\x18\x04 \x01(\x05H\x02R\x0fintervalSeconds\x88\x01\x01B\t\n" +
 	"\a_statusB\v\n" +
 	"\t_policyIdB\x12\n" +
 	"\x10_intervalSeconds\"O\n" +

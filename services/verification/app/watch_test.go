@@ -352,7 +352,7 @@ func TestTargetWatches(t *testing.T) {
 	created := s.Must("POST", "/v1/watch/watches", map[string]any{"targetUrl": " HTTPS://93.184.216.34:443/mcp ", "evaluator": "mcp"}, rw, 201).Object(t)
 	id := created["id"].(string)
 	if created["status"] != "active" || created["evaluator"] != "mcp" || created["targetUrl"] != "https://93.184.216.34/mcp" ||
-		created["intervalSeconds"] != "3600" || created["policyId"] != "" || created["nextRunAt"] != created["createdAt"] ||
+		created["intervalSeconds"] != 3600.0 || created["policyId"] != "" || created["nextRunAt"] != created["createdAt"] ||
 		created["createdAt"] == nil || created["organizationId"] == "" {
 		t.Errorf("created watch %v", created)
 	}
@@ -370,7 +370,7 @@ func TestTargetWatches(t *testing.T) {
 	}
 	// Another evaluator, and another organization, may watch the same target.
 	readiness := s.Must("POST", "/v1/watch/watches", map[string]any{"targetUrl": "https://93.184.216.34/mcp", "evaluator": "readiness", "intervalSeconds": 60}, rw, 201).Object(t)
-	if readiness["intervalSeconds"] != "60" {
+	if readiness["intervalSeconds"] != 60.0 {
 		t.Errorf("interval of 60 s: %v", readiness["intervalSeconds"])
 	}
 	foreign := s.Must("POST", "/v1/watch/watches", map[string]any{"targetUrl": "https://93.184.216.34/mcp", "evaluator": "mcp"}, other, 201).Object(t)
@@ -413,7 +413,7 @@ func TestTargetWatches(t *testing.T) {
 	before := time.Now()
 	faster := s.Must("PATCH", "/v1/watch/watches/"+id, map[string]any{"intervalSeconds": 120}, rw, 200).Object(t)
 	next, _ := time.Parse(time.RFC3339Nano, fmt.Sprint(faster["nextRunAt"]))
-	if faster["intervalSeconds"] != "120" || faster["status"] != "active" || next.Before(before.Add(110*time.Second)) || next.After(time.Now().Add(121*time.Second)) {
+	if faster["intervalSeconds"] != 120.0 || faster["status"] != "active" || next.Before(before.Add(110*time.Second)) || next.After(time.Now().Add(121*time.Second)) {
 		t.Errorf("interval 120: %v, want the next run within 2 minutes", faster)
 	}
 	slower := s.Must("PATCH", "/v1/watch/watches/"+id, map[string]any{"intervalSeconds": 7200}, rw, 200).Object(t)
@@ -428,7 +428,7 @@ func TestTargetWatches(t *testing.T) {
 		t.Errorf("attach another organization's policy: got %d %s, want 422", r.Status, r.Body)
 	}
 	withPolicy := s.Must("PATCH", "/v1/watch/watches/"+id, map[string]any{"policyId": policy["id"]}, rw, 200).Object(t)
-	if withPolicy["policyId"] != policy["id"] || withPolicy["intervalSeconds"] != "7200" {
+	if withPolicy["policyId"] != policy["id"] || withPolicy["intervalSeconds"] != 7200.0 {
 		t.Errorf("attach policy: %v", withPolicy)
 	}
 	if r := s.Do("DELETE", "/v1/watch/policies/"+policy["id"].(string), nil, rw); r.Status != 409 {

@@ -87,7 +87,7 @@ func (s *Watch) CreateTargetWatch(ctx context.Context, req *verificationv1.Creat
 		return nil, err
 	}
 	w, err := s.svc.CreateWatch(ctx, c, watch.NewWatch{
-		TargetURL: req.GetTargetUrl(), Evaluator: req.GetEvaluator(), PolicyID: req.GetPolicyId(), IntervalSeconds: req.IntervalSeconds,
+		TargetURL: req.GetTargetUrl(), Evaluator: req.GetEvaluator(), PolicyID: req.GetPolicyId(), IntervalSeconds: widen(req.IntervalSeconds),
 	})
 	if err != nil {
 		return nil, toAPI(err, watchTarget)
@@ -141,7 +141,7 @@ func (s *Watch) UpdateTargetWatch(ctx context.Context, req *verificationv1.Updat
 	if err != nil {
 		return nil, err
 	}
-	w, err := s.svc.UpdateWatch(ctx, c, id, watch.WatchPatch{Status: req.Status, PolicyID: req.PolicyId, IntervalSeconds: req.IntervalSeconds})
+	w, err := s.svc.UpdateWatch(ctx, c, id, watch.WatchPatch{Status: req.Status, PolicyID: req.PolicyId, IntervalSeconds: widen(req.IntervalSeconds)})
 	if err != nil {
 		return nil, toAPI(err, watchTarget)
 	}
@@ -317,7 +317,7 @@ func watchStatusFilter(status string) error {
 func targetWatchToProto(w watch.Watch) *verificationv1.TargetWatch {
 	out := &verificationv1.TargetWatch{
 		Id: w.ID.String(), OrganizationId: w.OrganizationID.String(), TargetUrl: w.TargetURL, Evaluator: w.Evaluator,
-		Status: w.Status, PolicyId: optionalID(w.PolicyID), IntervalSeconds: int64(w.IntervalSeconds),
+		Status: w.Status, PolicyId: optionalID(w.PolicyID), IntervalSeconds: int32(w.IntervalSeconds),
 		CreatedAt: ts(w.CreatedAt), UpdatedAt: ts(w.UpdatedAt), NextRunAt: ts(w.NextRunAt),
 	}
 	if w.LastRun != nil {
@@ -378,4 +378,13 @@ func rulesFromProto(r *verificationv1.WatchPolicyRules) *watch.Rules {
 		out.MinScore = &score
 	}
 	return out
+}
+
+// widen passes an optional interval on as the use case takes it.
+func widen(v *int32) *int64 {
+	if v == nil {
+		return nil
+	}
+	n := int64(*v)
+	return &n
 }
