@@ -134,6 +134,18 @@ func (s *WatchRuns) ClaimDue(ctx context.Context, c watch.Claim) ([]watch.Claime
 	return out, nil
 }
 
+// NextDue returns the earliest next run after now of an active watch (the index target_watches_due
+// serves it).
+func (s *WatchRuns) NextDue(ctx context.Context, now time.Time) (time.Time, bool, error) {
+	var next time.Time
+	err := s.pool.QueryRow(ctx, `SELECT next_run_at FROM target_watches WHERE status = 'active' AND next_run_at > $1
+ORDER BY next_run_at LIMIT 1`, now).Scan(&next)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return time.Time{}, false, nil
+	}
+	return next, err == nil, err
+}
+
 // StartRun leases a watch of the organization for a manual run, unless a run of it is in progress.
 func (s *WatchRuns) StartRun(ctx context.Context, organizationID, watchID uuid.UUID, now time.Time) (watch.Claimed, bool, error) {
 	var c watch.Claimed

@@ -71,6 +71,13 @@ func TestWatchRunsClaim(t *testing.T) {
 	f.watch("c.example", watch.StatusActive, now.Add(time.Hour), nil)  // not due
 	f.watch("d.example", watch.StatusPaused, now.Add(-time.Hour), nil) // paused
 
+	if next, found, err := f.runs.NextDue(ctx, now); err != nil || !found || !next.Equal(now.Add(time.Hour)) {
+		t.Errorf("NextDue = %v, %v, %v; want the active watch due in an hour", next, found, err)
+	}
+	if _, found, err := f.runs.NextDue(ctx, now.Add(2*time.Hour)); err != nil || found {
+		t.Errorf("NextDue after every run: found %v, %v", found, err)
+	}
+
 	// The scheduler's pick sees the due watches in due order; it takes one of a.example.
 	var seen []uuid.UUID
 	claimed, err := f.runs.ClaimDue(ctx, watch.Claim{Now: now, Candidates: 10, Pick: func(ws []watch.Watch) []watch.Watch {

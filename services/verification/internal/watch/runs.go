@@ -43,6 +43,9 @@ type RunStore interface {
 	// transaction (see Claim). Watches other replicas are claiming at the same moment are skipped
 	// (FOR UPDATE SKIP LOCKED), and so are leased ones.
 	ClaimDue(ctx context.Context, c Claim) ([]Claimed, error)
+	// NextDue returns the earliest next run after now of an active watch (found false when none),
+	// so that the scheduler sleeps until then rather than a whole interval.
+	NextDue(ctx context.Context, now time.Time) (next time.Time, found bool, err error)
 	// StartRun leases a watch of the organization for a manual run and starts it (started true),
 	// unless a run of it is in progress: then it returns that run (started false). An unknown
 	// watch, or another organization's, is fault.ErrNotFound; a paused or archived one

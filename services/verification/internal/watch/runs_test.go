@@ -99,6 +99,18 @@ func (m *memRuns) ClaimDue(_ context.Context, c Claim) ([]Claimed, error) {
 	return out, nil
 }
 
+func (m *memRuns) NextDue(_ context.Context, now time.Time) (time.Time, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var next time.Time
+	for _, mw := range m.watches {
+		if mw.w.Status == StatusActive && mw.w.NextRunAt.After(now) && (next.IsZero() || mw.w.NextRunAt.Before(next)) {
+			next = mw.w.NextRunAt
+		}
+	}
+	return next, !next.IsZero(), nil
+}
+
 func (m *memRuns) StartRun(_ context.Context, org, id uuid.UUID, now time.Time) (Claimed, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -478,4 +490,31 @@ func TestSchedulerSurvivesFailures(t *testing.T) {
 	}
 	cancel()
 	<-errc
+}
+
+// TestSchedulerSleepsUntilDue: with a long interval, a watch that falls due soon runs when it does,
+// not an interval later.
+func TestSchedulerSleepsUntilDue(t *testing.T) {
+	m, a, al := newMemRuns(), &fakeAuditor{verdict: VerdictPass}, &fakeAlerts{}
+	s := newRunService(m, a, al)
+	w := m.add(Watch{OrganizationID: uuid.New(), NextRunAt: time.Now().Add(200 * time.Millisecond)}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	lags := make(chan time.Duration, 1)
+	go func() {
+		_ = s.RunScheduler(ctx, SchedulerConfig{Interval: time.Minute, OnClaim: func(_ Watch, lag time.Duration) { lags <- lag }})
+	}()
+	select {
+	case lag := <-lags:
+		if lag < 0 || lag > 100*time.Millisecond {
+			t.Errorf("claimed %v after it fell due", lag)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watch did not run when it fell due")
+	}
+	for deadline := time.Now().Add(5 * time.Second); len(m.finished(w.ID)) == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the run did not finish")
+		}
+	}
 }

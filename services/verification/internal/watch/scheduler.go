@@ -20,8 +20,9 @@ const candidatesPerSlot = 4
 
 // SchedulerConfig shapes one replica's scheduler.
 type SchedulerConfig struct {
-	// Interval is how often the scheduler looks for due watches when it has free slots; a run that
-	// ends frees its slot and wakes it at once.
+	// Interval is the longest the scheduler waits between two looks for due watches: it sleeps until
+	// the next run falls due when that is sooner, and a run that ends frees its slot and wakes it at
+	// once.
 	Interval time.Duration
 	// Concurrency bounds the runs this replica has in flight.
 	Concurrency int
@@ -128,8 +129,8 @@ func (s *Service) RunScheduler(ctx context.Context, cfg SchedulerConfig) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wake := make(chan struct{}, 1)
-	tick := time.NewTicker(cfg.Interval)
-	defer tick.Stop()
+	timer := time.NewTimer(cfg.Interval)
+	defer timer.Stop()
 	for {
 		if n := slots.free(); n > 0 {
 			now := s.clock()
@@ -174,11 +175,26 @@ func (s *Service) RunScheduler(ctx context.Context, cfg SchedulerConfig) error {
 				continue // every slot taken: more may be due once one frees
 			}
 		}
+		timer.Reset(s.sleep(ctx, cfg))
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-tick.C:
+		case <-timer.C:
 		case <-wake:
 		}
 	}
+}
+
+// minSleep keeps the scheduler from spinning on a next run that is due this very moment.
+const minSleep = 2 * time.Millisecond
+
+// sleep is how long the scheduler waits for the next claim: until the next run falls due, at most
+// cfg.Interval (a run of another replica, or a new watch, may fall due sooner). Due watches it could
+// not take (their hosts or its slots were full) wait for a run of its own to end, which wakes it.
+func (s *Service) sleep(ctx context.Context, cfg SchedulerConfig) time.Duration {
+	next, found, err := s.runs.NextDue(ctx, s.clock())
+	if err != nil || !found {
+		return cfg.Interval
+	}
+	return min(max(next.Sub(s.clock()), minSleep), cfg.Interval)
 }
