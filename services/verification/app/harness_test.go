@@ -43,6 +43,9 @@ func startWith(t testing.TB, boot servicetest.Boot, extra ...map[string]string) 
 	env := servicetest.Env(t, app.EnvPrefix, append([]map[string]string{{
 		app.EnvPrefix + "ADMIN_TOKEN": adminToken,
 		app.EnvPrefix + "BLOB_URL":    blobURL,
+		// Watches run when a test asks (run-now), unless it turns the scheduler on: a test's watch
+		// of a public address would otherwise be audited in the background.
+		app.EnvPrefix + "WATCH_SCHEDULER": "false",
 	}}, extra...)...)
 	return &stack{Service: servicetest.Start(t, env, boot), t: t, blobURL: blobURL}
 }
