@@ -538,7 +538,8 @@ type WebhookEndpointCreate struct {
 	Url string `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
 	// description is free text, at most 500 characters.
 	Description string `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
-	// event_types the endpoint receives; empty means all. The only type is intel.change.
+	// event_types the endpoint receives; empty means all. Types: intel.change, watch.alert,
+	// watch.recovered.
 	EventTypes    []string `protobuf:"bytes,3,rep,name=event_types,json=eventTypes,proto3" json:"event_types,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
