@@ -111,7 +111,8 @@ type Run struct {
 	Verdict     string
 	Score       *int
 	SurfaceHash string
-	// Surface is the run's tool surface (surface.Surface JSON), compared with the next run's.
+	// Surface is the run's tool listing (surface.Listing JSON: schemas and descriptions, which the
+	// report only hashes), compared with the next run's; read for that comparison only.
 	Surface json.RawMessage
 	Alert   bool
 	Reasons []string
