@@ -168,16 +168,23 @@ func (s *Service) execute(ctx context.Context, c Claimed) (Run, error) {
 	if err == nil {
 		err = s.evaluate(ctx, c, rec, &run)
 	}
+	next := s.nextRun(run.StartedAt, w.IntervalSeconds)
 	if err != nil {
 		run = c.Run
 		run.Status, run.Error = RunFailed, failure(err)
+		if errors.Is(err, context.Canceled) {
+			// This replica is stopping: the watch is due again at once, for another to run.
+			next = s.clock()
+		}
 	}
-	at := s.clock()
-	run.FinishedAt = &at
+	if run.FinishedAt == nil {
+		at := s.clock()
+		run.FinishedAt = &at
+	}
 	// The outcome is recorded even when ctx ended (a shutdown), so that the lease is released.
 	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer fcancel()
-	return run, s.runs.FinishRun(fctx, run, s.nextRun(run.StartedAt, w.IntervalSeconds))
+	return run, s.runs.FinishRun(fctx, run, next)
 }
 
 // evaluate fills run from an audit's record and delivers the event the run causes.
@@ -221,9 +228,8 @@ func (s *Service) evaluate(ctx context.Context, c Claimed, rec audits.Record, ru
 		return nil
 	}
 	at := s.clock()
-	finished := *run
-	finished.FinishedAt = &at
-	alert := newAlertEvent(ev.Event, c, finished, prevRun, prev, cur, ev.Changes)
+	run.FinishedAt = &at
+	alert := newAlertEvent(ev.Event, c, *run, prevRun, prev, cur, ev.Changes)
 	if _, err := s.alerts.Publish(ctx, alert); err != nil {
 		// The run is recorded failed, so the next run compares with the same previous run and the
 		// event is not lost.

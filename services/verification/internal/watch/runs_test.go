@@ -518,3 +518,32 @@ func TestSchedulerSleepsUntilDue(t *testing.T) {
 		}
 	}
 }
+
+// TestSchedulerStopping: a replica that stops ends its runs, records them failed and leaves their
+// watches due at once, for another replica.
+func TestSchedulerStopping(t *testing.T) {
+	m, a, al := newMemRuns(), &fakeAuditor{verdict: VerdictPass, delay: time.Minute}, &fakeAlerts{}
+	s := newRunService(m, a, al)
+	w := m.add(Watch{OrganizationID: uuid.New(), NextRunAt: time.Now().Add(-time.Second)}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	claimed := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		errc <- s.RunScheduler(ctx, SchedulerConfig{OnClaim: func(Watch, time.Duration) { close(claimed) }})
+	}()
+	<-claimed
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	select {
+	case <-errc:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the scheduler did not stop with its run in flight")
+	}
+	runs := m.finished(w.ID)
+	if len(runs) != 1 || runs[0].Status != RunFailed || !strings.Contains(runs[0].Error, "stopped") {
+		t.Fatalf("runs %+v", runs)
+	}
+	if next := m.watches[w.ID].w.NextRunAt; time.Until(next) > 0 {
+		t.Errorf("next run in %v, want at once", time.Until(next))
+	}
+}
