@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -59,16 +60,8 @@ ORDER BY created_at DESC, id DESC LIMIT $4`, organizationID, after.at, after.id,
 	if err != nil {
 		return nil, "", err
 	}
-	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (watch.Policy, error) { return scanWatchPolicy(r) })
-	if err != nil {
-		return nil, "", err
-	}
-	if len(items) <= page.Limit {
-		return items, "", nil
-	}
-	items = items[:page.Limit]
-	last := items[len(items)-1]
-	return items, encodeKeyset(last.CreatedAt, last.ID), nil
+	return keysetPage(rows, page.Limit, func(r pgx.CollectableRow) (watch.Policy, error) { return scanWatchPolicy(r) },
+		func(p watch.Policy) (time.Time, uuid.UUID) { return p.CreatedAt, p.ID })
 }
 
 // GetPolicy returns a policy of the organization.

@@ -296,14 +296,6 @@ ORDER BY started_at DESC, id DESC LIMIT $4`, watchID, after.at, after.id, page.L
 	if err != nil {
 		return nil, "", err
 	}
-	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (watch.Run, error) { return scanRunRow(r) })
-	if err != nil {
-		return nil, "", err
-	}
-	if len(items) <= page.Limit {
-		return items, "", nil
-	}
-	items = items[:page.Limit]
-	last := items[len(items)-1]
-	return items, encodeKeyset(last.StartedAt, last.ID), nil
+	return keysetPage(rows, page.Limit, func(r pgx.CollectableRow) (watch.Run, error) { return scanRunRow(r) },
+		func(r watch.Run) (time.Time, uuid.UUID) { return r.StartedAt, r.ID })
 }

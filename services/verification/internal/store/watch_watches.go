@@ -144,16 +144,8 @@ ORDER BY w.created_at DESC, w.id DESC LIMIT $5`, organizationID, status, after.a
 	if err != nil {
 		return nil, "", err
 	}
-	items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (watch.Watch, error) { return scanTargetWatch(r) })
-	if err != nil {
-		return nil, "", err
-	}
-	if len(items) <= page.Limit {
-		return items, "", nil
-	}
-	items = items[:page.Limit]
-	last := items[len(items)-1]
-	return items, encodeKeyset(last.CreatedAt, last.ID), nil
+	return keysetPage(rows, page.Limit, func(r pgx.CollectableRow) (watch.Watch, error) { return scanTargetWatch(r) },
+		func(w watch.Watch) (time.Time, uuid.UUID) { return w.CreatedAt, w.ID })
 }
 
 // GetWatch returns a watch of the organization that is not archived.
@@ -225,6 +217,21 @@ type keysetJSON struct {
 
 // encodeKeyset returns the opaque cursor of the position after the row of (at, id): base64url of a
 // versioned JSON object.
+// keysetPage collects the rows of a query that asked for limit+1 of them, and returns the first limit
+// with the cursor after the last (empty when there were no more).
+func keysetPage[T any](rows pgx.Rows, limit int, scan pgx.RowToFunc[T], key func(T) (time.Time, uuid.UUID)) ([]T, string, error) {
+	items, err := pgx.CollectRows(rows, scan)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(items) <= limit {
+		return items, "", nil
+	}
+	items = items[:limit]
+	at, id := key(items[limit-1])
+	return items, encodeKeyset(at, id), nil
+}
+
 func encodeKeyset(at time.Time, id uuid.UUID) string {
 	b, _ := json.Marshal(keysetJSON{T: at.UTC(), ID: id})
 	return base64.RawURLEncoding.EncodeToString(append([]byte(keysetPrefix), b...))
