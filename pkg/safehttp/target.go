@@ -191,3 +191,50 @@ func portList(ports []int) string {
 	}
 	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
+
+// CheckHostPort applies CheckTarget's rules that need no DNS to u's host and port: a name that only
+// reaches private networks is refused (TargetHostBlocked), as is an IP literal outside the public
+// internet and allowPrivate (TargetIPBlocked), and a port not in ports (empty means DefaultTargetPorts;
+// no port means 443) is refused with TargetPortNotAllowed, except on an IP literal inside allowPrivate,
+// where the operator's own receivers may listen on any port. It checks neither the scheme nor
+// credentials; registrations use it on top of their own URL rules.
+func CheckHostPort(u *url.URL, ports []int, allowPrivate []netip.Prefix) *TargetError {
+	if u == nil || u.Host == "" {
+		return refuse(TargetURLRequired, "the URL must be absolute, with a host")
+	}
+	host, addr, err := parseHost(u.Hostname())
+	if err != nil {
+		return refuse(TargetURLRequired, "the host is not a valid hostname or IP address")
+	}
+	if addr.IsValid() {
+		if err := CheckAddr(addr, allowPrivate); err != nil {
+			return refuse(TargetIPBlocked, "the address %s is not public: %s", addr.Unmap(), reasonOf(err))
+		}
+	} else if privateName(host) {
+		return refuse(TargetHostBlocked, "the host %s names a local or internal network, not a public server", host)
+	}
+	port := 443
+	if s := u.Port(); s != "" || strings.HasSuffix(u.Host, ":") {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 65535 {
+			return refuse(TargetInvalidPort, "the port must be a number from 1 to 65535")
+		}
+		port = n
+	}
+	if len(ports) == 0 {
+		ports = DefaultTargetPorts
+	}
+	if !slices.Contains(ports, port) && !(addr.IsValid() && inPrefixes(addr.Unmap(), allowPrivate)) {
+		return refuse(TargetPortNotAllowed, "the URL must use port %s", portList(ports))
+	}
+	return nil
+}
+
+func inPrefixes(addr netip.Addr, prefixes []netip.Prefix) bool {
+	for _, p := range prefixes {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
+}

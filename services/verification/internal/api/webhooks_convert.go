@@ -52,7 +52,7 @@ func deliveryToProto(d webhooks.Delivery) *verificationv1.WebhookDeliveryRespons
 	}
 	for _, a := range d.Attempts {
 		out.Attempts = append(out.Attempts, &verificationv1.WebhookAttempt{
-			Attempt: int32(a.Attempt), StatusCode: int32(a.StatusCode), LatencyMs: a.LatencyMS, Error: a.Error,
+			Attempt: int32(a.Attempt), StatusCode: int32(a.StatusCode), LatencyMs: a.LatencyMS, Error: webhooks.PublicAttemptError(a.Error),
 			ResponseExcerpt: a.ResponseExcerpt, StartedAt: ts(a.StartedAt), FinishedAt: ts(a.FinishedAt),
 		})
 	}

@@ -66,7 +66,7 @@ func (s *Service) send(ctx context.Context, c Claim) (Attempt, error) {
 	if err != nil {
 		// A stored secret that does not decode is a bug, not the receiver's fault; it still counts as
 		// a failed attempt so that the delivery does not loop.
-		rec.Error = "cannot sign: malformed secret"
+		rec.Error = errMalformedSecret
 		rec.FinishedAt = s.now()
 		return rec, err
 	}
@@ -82,12 +82,29 @@ func (s *Service) send(ctx context.Context, c Claim) (Attempt, error) {
 				rec.ResponseExcerpt = readExcerpt(io.NopCloser(bytes.NewReader(fe.Excerpt)))
 			}
 		}
-		// safehttp's texts name the host, never the URL (whose path or query may hold a token).
-		rec.Error = err.Error()
+		// Customers read the record: a stable code and a fixed message, never the resolver's text or an
+		// address. The detail goes to the log; safehttp's texts name the host, never the URL (whose
+		// path or query may hold a token).
+		rec.Error = safehttp.PublicErrorText(err)
+		s.log.Warn("webhook delivery attempt failed", "delivery_id", c.DeliveryID, "endpoint_id", c.Endpoint.ID,
+			"attempt", c.Attempt, "code", strings.SplitN(rec.Error, ":", 2)[0], "error", err.Error())
 	}
 	rec.FinishedAt = s.now()
 	rec.LatencyMS = rec.FinishedAt.Sub(start).Milliseconds()
 	return rec, err
+}
+
+// errMalformedSecret is the attempt error recorded when the stored secret cannot sign.
+const errMalformedSecret = "signing_failed: cannot sign: malformed secret"
+
+// PublicAttemptError maps a stored attempt error to what the API shows: the "code: message" texts
+// written since attempts record codes pass unchanged, older texts (which quoted the resolver and
+// resolved addresses) are reduced to their code and fixed message.
+func PublicAttemptError(stored string) string {
+	if stored == errMalformedSecret || stored == "cannot sign: malformed secret" {
+		return errMalformedSecret
+	}
+	return safehttp.SanitizeErrorText(stored)
 }
 
 // readExcerpt keeps the first KiB of a body as valid UTF-8 text and drains the rest (up to the

@@ -99,6 +99,12 @@ func (s *Service) checkURL(raw string) string {
 	if u.Fragment != "" || strings.Contains(raw, "#") {
 		return "URL refused: a fragment is never sent; remove it"
 	}
+	// The audit targets' host and port rules, without DNS: names that only reach private networks
+	// (vault.internal, printer.local, corp) and ports other than 443 are refused now rather than at
+	// the first delivery; an IP literal inside the allowed private networks may use any port.
+	if te := safehttp.CheckHostPort(u, nil, s.cfg.AllowPrivate); te != nil {
+		return "URL refused: " + te.Code + ": " + te.Message
+	}
 	if strings.EqualFold(u.Scheme, "http") && !s.privateLiteral(u.Hostname()) {
 		return "URL refused: https required (plain http only for an address inside the allowed private networks)"
 	}

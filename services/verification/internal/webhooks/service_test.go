@@ -38,6 +38,12 @@ func TestCheckURL(t *testing.T) {
 		{"https://u:p@hooks.example.com/", false},
 		{"https://hooks.example.com/#x", false},
 		{"hooks.example.com/in", false},
+		{"https://vault.internal:8200/", false},
+		{"https://printer.local/", false},
+		{"https://corp/", false},
+		{"https://hooks.example.com:6379/", false},
+		{"https://hooks.example.com:443/in", true},
+		{"https://93.184.216.34/in", true},
 		{"", false},
 	} {
 		msg := s.checkURL(tc.url)
