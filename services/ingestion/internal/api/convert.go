@@ -45,14 +45,14 @@ func sourceToProto(s ingest.Source) *ingestionv1.Source {
 func runToProto(r ingest.Run) *ingestionv1.DiscoveryRun {
 	out := &ingestionv1.DiscoveryRun{
 		Id: r.ID.String(), SourceId: r.SourceID.String(), Trigger: r.Trigger, Status: r.Status,
-		StartedAt: ts(r.StartedAt), FinishedAt: tsp(r.FinishedAt), ErrorKind: r.ErrorKind, Error: r.Error,
+		StartedAt: ts(r.StartedAt), FinishedAt: tsp(r.FinishedAt), ErrorKind: r.ErrorKind, Error: ingest.PublicError(r.Error),
 		Resources: []*ingestionv1.DiscoveredResource{},
 	}
 	for _, res := range r.Resources {
 		out.Resources = append(out.Resources, &ingestionv1.DiscoveredResource{
 			Url: res.URL, PolicyId: idString(res.PolicyID), ObservationId: idString(res.ObservationID),
 			DocumentAssetId: idString(res.DocumentAssetID), NewAsset: res.NewAsset, NewVersion: res.NewVersion,
-			Facts: int32(res.Facts), Error: res.Error,
+			Facts: int32(res.Facts), Error: ingest.PublicError(res.Error),
 		})
 	}
 	return out

@@ -69,7 +69,7 @@ func (s *Sources) GetSourceStatus(ctx context.Context, req *ingestionv1.GetSourc
 		return nil, toAPI(err)
 	}
 	out := &ingestionv1.SourceStatus{
-		SourceId: st.Source.ID.String(), HealthStatus: st.Source.HealthStatus, LastError: st.Source.LastError,
+		SourceId: st.Source.ID.String(), HealthStatus: st.Source.HealthStatus, LastError: ingest.PublicError(st.Source.LastError),
 		ConsecutiveFailures: int32(st.Source.ConsecutiveFailures), LastRunAt: tsp(st.Source.LastRunAt),
 		NextRunAt: ts(st.Source.NextRunAt),
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -114,6 +115,8 @@ func (s *Service) fetchDocument(ctx context.Context, src Source, res Resource, o
 	resp, err := client.Do(ctx, &safehttp.Request{Method: http.MethodGet, URL: url})
 	if err != nil {
 		obs.ErrorKind, obs.Error = errorKind(err), describe(err)
+		s.log.WarnContext(ctx, "document fetch failed", "source_id", src.ID, "policy_id", policyID,
+			"error_kind", obs.ErrorKind, "error", err.Error())
 		var fe *safehttp.Error
 		if errors.As(err, &fe) {
 			obs.HTTPStatus = fe.Status
@@ -236,7 +239,10 @@ func errorKind(err error) string {
 func describe(err error) string {
 	var fe *safehttp.Error
 	if errors.As(err, &fe) {
-		return fe.Error()
+		// A fixed message per kind: the client's text names resolved addresses and the resolver
+		// (`lookup x on 10.0.0.53:53`), which would let a caller probe internal DNS; the detail is logged.
+		_, msg := safehttp.PublicError(fe)
+		return msg
 	}
 	for _, d := range documentErrors {
 		if errors.Is(err, d.err) {
@@ -244,4 +250,15 @@ func describe(err error) string {
 		}
 	}
 	return "internal error while processing the document"
+}
+
+// PublicError maps a stored run, resource or health error to what the API shows: texts stored before
+// describe gave fixed messages quoted the client's error (resolved addresses, the resolver's address)
+// and are reduced to their kind's message.
+func PublicError(stored string) string {
+	if !strings.HasPrefix(stored, "safehttp: ") {
+		return stored
+	}
+	_, msg, _ := strings.Cut(safehttp.SanitizeErrorText(stored), ": ")
+	return msg
 }

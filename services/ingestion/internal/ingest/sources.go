@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+
+	"github.com/trustlayer/trustlayer/pkg/safehttp"
 )
 
 // Registration limits; the README documents them.
@@ -86,6 +88,13 @@ func (s *Service) validateSource(in NewSource) (Source, error) {
 			v.add("allowed_hosts", "value_error", fmt.Sprintf("%q is not a hostname (no scheme, port, path or IP address)", h))
 			continue
 		}
+		// Names only: an address literal is judged with the URL that names it.
+		if _, err := netip.ParseAddr(h); err != nil {
+			if te := s.checkHostPort(&url.URL{Host: h}); te != nil {
+				v.add("allowed_hosts", "value_error", fmt.Sprintf("%q refused: %s: %s", h, te.Code, te.Message))
+				continue
+			}
+		}
 		if !hosts[h] {
 			hosts[h] = true
 			src.AllowedHosts = append(src.AllowedHosts, h)
@@ -122,6 +131,10 @@ func (s *Service) validateSource(in NewSource) (Source, error) {
 			v.add(field, "value_error", fmt.Sprintf("Host %q is not in allowed_hosts", parsed.Hostname()))
 			return ""
 		}
+		if te := s.checkHostPort(parsed); te != nil {
+			v.add(field, "value_error", "URL refused: "+te.Code+": "+te.Message)
+			return ""
+		}
 		if err := s.guard.CheckURL(u); err != nil {
 			v.add(field, "value_error", "URL is not fetchable: "+err.Error())
 			return ""
@@ -155,6 +168,21 @@ func (s *Service) validateSource(in NewSource) (Source, error) {
 		v.add("adapter", "enum", "Input should be 'literal_url' or 'index_page'")
 	}
 	return src, v.orNil()
+}
+
+// sourcePorts are the ports a source URL may name while no private network is allowed: https and http.
+var sourcePorts = []int{443, 80}
+
+// checkHostPort applies the audit targets' host and port rules, without DNS, to a source's host: names
+// that only reach private networks (localhost, *.internal, *.local, single labels...) and ports other
+// than 443 and 80 are refused at registration rather than at the first fetch. An operator who opened
+// private networks (INGESTION_ALLOW_PRIVATE_CIDRS) runs on-premises document servers, whose names and
+// ports are theirs: then only the connect-time address checks apply.
+func (s *Service) checkHostPort(u *url.URL) *safehttp.TargetError {
+	if len(s.allowPrivate) > 0 {
+		return nil
+	}
+	return safehttp.CheckHostPort(u, sourcePorts, nil)
 }
 
 // GetSource returns one source.
