@@ -27,6 +27,8 @@ func TestLoadServiceReportsEveryProblemByVariable(t *testing.T) {
 		{"bad listen address", map[string]string{"SVC_HTTP_ADDR": "8080"}, []string{"SVC_HTTP_ADDR: not a host:port"}},
 		{"bad duration", map[string]string{"SVC_SHUTDOWN_TIMEOUT": "soon"}, []string{"SVC_SHUTDOWN_TIMEOUT: not a valid duration"}},
 		{"negative duration", map[string]string{"SVC_SHUTDOWN_TIMEOUT": "-1s"}, []string{"SVC_SHUTDOWN_TIMEOUT: must be positive"}},
+		{"HTTP limits", map[string]string{"SVC_MAX_BODY_BYTES": "10", "SVC_HTTP_READ_TIMEOUT": "-1s", "SVC_MAX_CONNECTIONS": "0"},
+			[]string{"SVC_MAX_BODY_BYTES: must be at least 1024", "SVC_HTTP_READ_TIMEOUT: must be positive", "SVC_MAX_CONNECTIONS: must be positive"}},
 		{"bad log level", map[string]string{"SVC_LOG_LEVEL": "loud"}, []string{"SVC_LOG_LEVEL: want debug, info, warn or error"}},
 		{"short admin token", map[string]string{"SVC_ADMIN_TOKEN": "short"}, []string{"SVC_ADMIN_TOKEN: too short"}},
 		{"database URL of another kind", map[string]string{"SVC_DATABASE_URL": "mysql://db/x"}, []string{`SVC_DATABASE_URL: scheme "mysql" not supported`}},
@@ -92,7 +94,8 @@ func TestVarsNamesEveryVariable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "SVC_HTTP_ADDR SVC_GRPC_ADDR SVC_DATABASE_URL SVC_ADMIN_TOKEN SVC_LOG_LEVEL SVC_SHUTDOWN_TIMEOUT"
+	want := "SVC_HTTP_ADDR SVC_GRPC_ADDR SVC_DATABASE_URL SVC_ADMIN_TOKEN SVC_LOG_LEVEL SVC_SHUTDOWN_TIMEOUT" +
+		" SVC_MAX_BODY_BYTES SVC_HTTP_READ_HEADER_TIMEOUT SVC_HTTP_READ_TIMEOUT SVC_HTTP_WRITE_TIMEOUT SVC_HTTP_IDLE_TIMEOUT SVC_MAX_CONNECTIONS"
 	if strings.Join(got, " ") != want {
 		t.Errorf("got %v, want %s", got, want)
 	}

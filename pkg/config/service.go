@@ -19,6 +19,17 @@ type Service struct {
 	AdminToken      string        `env:"ADMIN_TOKEN,required"`
 	LogLevel        string        `env:"LOG_LEVEL" envDefault:"info"`
 	ShutdownTimeout time.Duration `env:"SHUTDOWN_TIMEOUT" envDefault:"20s"`
+	// MaxBodyBytes caps a request body on the HTTP listener (routes that need more have their own cap);
+	// a larger body is answered 413.
+	MaxBodyBytes int64 `env:"MAX_BODY_BYTES" envDefault:"1048576"`
+	// The HTTP server's timeouts: reading the headers, reading the whole request with its body,
+	// writing the answer, and a kept-alive connection's idle time.
+	HTTPReadHeaderTimeout time.Duration `env:"HTTP_READ_HEADER_TIMEOUT" envDefault:"10s"`
+	HTTPReadTimeout       time.Duration `env:"HTTP_READ_TIMEOUT" envDefault:"30s"`
+	HTTPWriteTimeout      time.Duration `env:"HTTP_WRITE_TIMEOUT" envDefault:"60s"`
+	HTTPIdleTimeout       time.Duration `env:"HTTP_IDLE_TIMEOUT" envDefault:"120s"`
+	// MaxConnections bounds the HTTP connections open at once; further clients wait to be accepted.
+	MaxConnections int `env:"MAX_CONNECTIONS" envDefault:"4096"`
 }
 
 // NATS holds the message-bus settings every service shares; the variable names carry no service prefix
@@ -52,6 +63,18 @@ func (s Service) Validate(prefix string) error {
 	}
 	if s.ShutdownTimeout <= 0 {
 		errs = append(errs, Invalid(prefix+"SHUTDOWN_TIMEOUT", "must be positive"))
+	}
+	if s.MaxBodyBytes < 1024 {
+		errs = append(errs, Invalid(prefix+"MAX_BODY_BYTES", "must be at least 1024"))
+	}
+	for name, d := range map[string]time.Duration{"HTTP_READ_HEADER_TIMEOUT": s.HTTPReadHeaderTimeout,
+		"HTTP_READ_TIMEOUT": s.HTTPReadTimeout, "HTTP_WRITE_TIMEOUT": s.HTTPWriteTimeout, "HTTP_IDLE_TIMEOUT": s.HTTPIdleTimeout} {
+		if d <= 0 {
+			errs = append(errs, Invalid(prefix+name, "must be positive"))
+		}
+	}
+	if s.MaxConnections < 1 {
+		errs = append(errs, Invalid(prefix+"MAX_CONNECTIONS", "must be positive"))
 	}
 	return errors.Join(errs...)
 }

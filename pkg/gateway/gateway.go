@@ -205,6 +205,13 @@ func handleRoutingError(_ context.Context, _ *runtime.ServeMux, _ runtime.Marsha
 // NotFoundBody is the body of every 404 for an unknown route.
 var NotFoundBody = map[string]any{"detail": "Not Found"}
 
+// TooLargeBody is the body of every 413: a request body over the server's cap (pkg/serve).
+var TooLargeBody = map[string]any{"detail": "Request body too large"}
+
+// bodyTooLarge is the text of http.MaxBytesError, which the generated decoders turn into an
+// InvalidArgument status with the error's text.
+const bodyTooLarge = "http: request body too large"
+
 func (o *options) handleError(ctx context.Context, _ *runtime.ServeMux, _ runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
 	st, ok := status.FromError(err)
 	if !ok {
@@ -230,6 +237,10 @@ func (o *options) handleError(ctx context.Context, _ *runtime.ServeMux, _ runtim
 	code := st.Code()
 	switch code {
 	case codes.InvalidArgument:
+		if strings.Contains(st.Message(), bodyTooLarge) {
+			WriteJSON(w, http.StatusRequestEntityTooLarge, TooLargeBody)
+			return
+		}
 		he := o.decodingError(st.Message())
 		WriteJSON(w, he.Status, he.Body)
 		return

@@ -54,6 +54,9 @@ type Spec struct {
 	// Relay configures the outbox relay every service runs (a service that fans events out asks for
 	// larger batches); one relay per replica, woken by the outbox's notifications.
 	Relay []outbox.RelayOption
+	// Routes raise the body cap (Service.MaxBodyBytes) or change the write timeout for the routes
+	// that need it (a batch, a stream).
+	Routes []serve.RouteLimits
 }
 
 // Platform is a started service's shared infrastructure.
@@ -114,14 +117,21 @@ func Open(ctx context.Context, spec Spec, getenv func(string) string, stdout io.
 		unary = spec.Unary(p)
 	}
 	p.Server, err = serve.New(serve.Config{
-		Name:            spec.Name,
-		HTTPAddr:        spec.Service.HTTPAddr,
-		GRPCAddr:        spec.Service.GRPCAddr,
-		ShutdownTimeout: spec.Service.ShutdownTimeout,
-		Logger:          p.Log,
-		Readiness:       map[string]serve.Check{"database": pg.Ready(p.Pool)},
-		Gateway:         spec.Gateway,
-		Unary:           unary,
+		Name:              spec.Name,
+		HTTPAddr:          spec.Service.HTTPAddr,
+		GRPCAddr:          spec.Service.GRPCAddr,
+		ShutdownTimeout:   spec.Service.ShutdownTimeout,
+		MaxBodyBytes:      spec.Service.MaxBodyBytes,
+		Routes:            spec.Routes,
+		ReadHeaderTimeout: spec.Service.HTTPReadHeaderTimeout,
+		ReadTimeout:       spec.Service.HTTPReadTimeout,
+		WriteTimeout:      spec.Service.HTTPWriteTimeout,
+		IdleTimeout:       spec.Service.HTTPIdleTimeout,
+		MaxConnections:    spec.Service.MaxConnections,
+		Logger:            p.Log,
+		Readiness:         map[string]serve.Check{"database": pg.Ready(p.Pool)},
+		Gateway:           spec.Gateway,
+		Unary:             unary,
 	})
 	if err != nil {
 		return nil, err

@@ -18,7 +18,7 @@ import (
 // httpHandler wraps the mux: telemetry outermost (so the log line can carry the trace id and the
 // span covers everything), panic recovery closest to the handlers.
 func (s *Server) httpHandler() http.Handler {
-	return s.observe.handler(recoverHTTP(s.log, s.mux))
+	return s.observe.handler(recoverHTTP(s.log, s.limitBody(s.mux)))
 }
 
 func recoverHTTP(log *slog.Logger, next http.Handler) http.Handler {

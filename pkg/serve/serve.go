@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/net/netutil"
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -46,7 +47,21 @@ type Config struct {
 	GRPCAddr string
 	// ShutdownTimeout bounds how long in-flight requests may drain after the context ends.
 	ShutdownTimeout time.Duration
-	Logger          *slog.Logger
+	// MaxBodyBytes caps every request body (0: DefaultMaxBodyBytes); Routes raise it, or change the
+	// write timeout, for the routes that need it.
+	MaxBodyBytes int64
+	Routes       []RouteLimits
+	// The HTTP server's timeouts (0: the Default ones): ReadHeaderTimeout bounds reading the headers,
+	// ReadTimeout the whole request with its body, WriteTimeout the answer (from the end of the
+	// headers), IdleTimeout a kept-alive connection between requests.
+	ReadHeaderTimeout time.Duration
+	ReadTimeout       time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	// MaxConnections bounds the HTTP connections open at once (0: DefaultMaxConnections); further
+	// clients wait in the listen backlog until one closes.
+	MaxConnections int
+	Logger         *slog.Logger
 	// Readiness checks, by name, behind GET /readyz and the gRPC health service. /healthz only says
 	// the process serves.
 	Readiness map[string]Check
@@ -89,6 +104,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 20 * time.Second
 	}
+	setDefault(&cfg.MaxBodyBytes, DefaultMaxBodyBytes)
+	setDefault(&cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	setDefault(&cfg.ReadTimeout, DefaultReadTimeout)
+	setDefault(&cfg.WriteTimeout, DefaultWriteTimeout)
+	setDefault(&cfg.IdleTimeout, DefaultIdleTimeout)
+	setDefault(&cfg.MaxConnections, DefaultMaxConnections)
 	if cfg.TracerProvider == nil {
 		cfg.TracerProvider = otel.GetTracerProvider()
 	}
@@ -207,8 +228,10 @@ func (s *Server) GRPCAddr() string { return s.grpcLn.Addr().String() }
 func (s *Server) Run(ctx context.Context) error {
 	httpServer := &http.Server{
 		Handler:           s.httpHandler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
@@ -221,7 +244,7 @@ func (s *Server) Run(ctx context.Context) error {
 		return nil
 	})
 	g.Go(func() error {
-		if err := httpServer.Serve(s.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := httpServer.Serve(netutil.LimitListener(s.httpLn, s.cfg.MaxConnections)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			return fmt.Errorf("HTTP server: %w", err)
 		}
 		return nil
@@ -284,5 +307,11 @@ func chainUnary(list []grpc.UnaryServerInterceptor) grpc.UnaryServerInterceptor 
 			next = func(ctx context.Context, req any) (any, error) { return interceptor(ctx, req, info, inner) }
 		}
 		return next(ctx, req)
+	}
+}
+
+func setDefault[T int | int64 | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
 	}
 }

@@ -106,6 +106,7 @@ func loadConfig(getenv func(string) string, answers *readcache.Cache) (Config, e
 	if err != nil {
 		return Config{}, err
 	}
+	spec.Routes = append(spec.Routes, auditRoutes(spec.Service.HTTPWriteTimeout, &auditSettings)...)
 	parts, err := newAuditParts(&auditSettings)
 	if err != nil {
 		return Config{}, err

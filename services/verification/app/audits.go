@@ -179,3 +179,9 @@ func registerAudits(cfg Config, p *platform.Platform) error {
 	return p.Server.Register(&verificationv1.AuditService_ServiceDesc, api.NewAudits(svc),
 		serve.Gateway(verificationv1.RegisterAuditServiceHandlerClient, verificationv1.NewAuditServiceClient))
 }
+
+// auditRoutes gives the audit routes a write timeout above VERIFICATION_AUDIT_TIMEOUT, which may be set
+// above VERIFICATION_HTTP_WRITE_TIMEOUT (up to 5 minutes).
+func auditRoutes(write time.Duration, s *AuditSettings) []serve.RouteLimits {
+	return []serve.RouteLimits{{Path: "/v1/audits/", WriteTimeout: max(write, s.Timeout+15*time.Second)}}
+}
