@@ -50,6 +50,10 @@ type Settings struct {
 	// SignalRefreshInterval is how often a replica reloads payer mappings and policy signals that
 	// other replicas consumed.
 	SignalRefreshInterval time.Duration `env:"SIGNAL_REFRESH_INTERVAL" envDefault:"30s"`
+	// TrialKeysPerAddress and TrialKeysPerHour bound POST /v1/keys/trial within any hour: per client
+	// address and in all, across replicas (counted in PostgreSQL).
+	TrialKeysPerAddress int `env:"TRIAL_KEYS_PER_ADDRESS" envDefault:"5"`
+	TrialKeysPerHour    int `env:"TRIAL_KEYS_PER_HOUR" envDefault:"100"`
 	// TrustedProxyHops is how many proxies in front of the service append the client's address to
 	// X-Forwarded-For; the control plane's sign-in throttle counts failures per client address.
 	TrustedProxyHops int `env:"TRUSTED_PROXY_HOPS" envDefault:"0"`
@@ -90,6 +94,12 @@ func (s *Settings) Validate(prefix string) error {
 	}
 	if s.SignalRefreshInterval < time.Second {
 		errs = append(errs, config.Invalid(prefix+"SIGNAL_REFRESH_INTERVAL", "must be at least 1s"))
+	}
+	if s.TrialKeysPerAddress < 1 || s.TrialKeysPerAddress > 10000 {
+		errs = append(errs, config.Invalid(prefix+"TRIAL_KEYS_PER_ADDRESS", "must be between 1 and 10000"))
+	}
+	if s.TrialKeysPerHour < 1 || s.TrialKeysPerHour > 1000000 {
+		errs = append(errs, config.Invalid(prefix+"TRIAL_KEYS_PER_HOUR", "must be between 1 and 1000000"))
 	}
 	if s.TrustedProxyHops < 0 || s.TrustedProxyHops > 10 {
 		errs = append(errs, config.Invalid(prefix+"TRUSTED_PROXY_HOPS", "must be between 0 and 10"))

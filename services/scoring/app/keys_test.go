@@ -2,8 +2,11 @@ package app_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/trustlayer/trustlayer/pkg/servicetest"
 )
 
 func TestKeysAndTokens(t *testing.T) {
@@ -58,4 +61,63 @@ func TestKeysAndTokens(t *testing.T) {
 	if r := s.Do("GET", "/v1/workflows", nil, map[string]string{"x-service-api-key": trial["api_key"].(string)}); r.Status != 200 {
 		t.Fatalf("x-service-api-key: %d", r.Status)
 	}
+}
+
+// TestTrialKeyLimits mints trial keys past the per-address and the overall bound: 429 with
+// Retry-After and the throttle's body; X-Forwarded-For counts only behind a trusted proxy.
+func TestTrialKeyLimits(t *testing.T) {
+	t.Parallel()
+	refused := func(t *testing.T, r servicetest.Reply, what string) {
+		t.Helper()
+		body := r.Object(t)
+		secs, _ := body["retry_after_seconds"].(float64)
+		if r.Status != 429 || r.Header.Get("Retry-After") == "" || secs < 1 || body["detail"] == nil {
+			t.Fatalf("%s: %d %s (Retry-After %q), want 429 with Retry-After and retry_after_seconds", what, r.Status, r.Body, r.Header.Get("Retry-After"))
+		}
+		if ra, _ := strconv.Atoi(r.Header.Get("Retry-After")); ra < 3000 || ra > 3600 || float64(ra) != secs {
+			t.Fatalf("%s: Retry-After %q, body %v, want the same seconds within the hour", what, r.Header.Get("Retry-After"), secs)
+		}
+	}
+	mint := func(s *stack, from string) servicetest.Reply {
+		var h map[string]string
+		if from != "" {
+			h = map[string]string{"X-Forwarded-For": from}
+		}
+		return s.Do("POST", "/v1/keys/trial", nil, h)
+	}
+
+	t.Run("per address, no trusted proxy", func(t *testing.T) {
+		t.Parallel()
+		s := startService(t, map[string]string{"SCORING_TRIAL_KEYS_PER_ADDRESS": "2"})
+		for i := range 2 {
+			if r := mint(s, ""); r.Status != 201 {
+				t.Fatalf("trial key %d: %d %s", i+1, r.Status, r.Body)
+			}
+		}
+		refused(t, mint(s, ""), "third trial key")
+		// Without SCORING_TRUSTED_PROXY_HOPS a client-written X-Forwarded-For is not believed.
+		refused(t, mint(s, "198.51.100.9"), "third trial key with a forged X-Forwarded-For")
+		// Other keys are not limited by it.
+		s.paidKey()
+	})
+
+	t.Run("per address and overall, behind a proxy", func(t *testing.T) {
+		t.Parallel()
+		s := startService(t, map[string]string{"SCORING_TRUSTED_PROXY_HOPS": "1",
+			"SCORING_TRIAL_KEYS_PER_ADDRESS": "2", "SCORING_TRIAL_KEYS_PER_HOUR": "3"})
+		for i := range 2 {
+			if r := mint(s, "203.0.113.7"); r.Status != 201 {
+				t.Fatalf("trial key %d: %d %s", i+1, r.Status, r.Body)
+			}
+		}
+		refused(t, mint(s, "203.0.113.7"), "third trial key of one address")
+		if r := mint(s, "203.0.113.8"); r.Status != 201 {
+			t.Fatalf("another address: %d %s, want 201", r.Status, r.Body)
+		}
+		refused(t, mint(s, "203.0.113.9"), "a trial key past the overall bound")
+		var n int
+		if err := s.Pool.QueryRow(context.Background(), `SELECT count(*) FROM auth_attempts WHERE subject LIKE '%203.0.113%'`).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("client addresses stored in clear: %d %v", n, err)
+		}
+	})
 }

@@ -75,7 +75,8 @@ func register(ctx context.Context, cfg Config, p *platform.Platform) error {
 		impl any
 		gw   serve.GatewayRegistrar
 	}{
-		{&scoringv1.KeyService_ServiceDesc, api.NewKeys(creds), serve.Gateway(scoringv1.RegisterKeyServiceHandlerClient, scoringv1.NewKeyServiceClient)},
+		{&scoringv1.KeyService_ServiceDesc, api.NewKeys(creds, api.TrialLimits{Store: st, PerAddress: cfg.Settings.TrialKeysPerAddress,
+			PerHour: cfg.Settings.TrialKeysPerHour, ProxyHops: cfg.Settings.TrustedProxyHops}), serve.Gateway(scoringv1.RegisterKeyServiceHandlerClient, scoringv1.NewKeyServiceClient)},
 		{&scoringv1.UsageService_ServiceDesc, api.NewUsage(m), serve.Gateway(scoringv1.RegisterUsageServiceHandlerClient, scoringv1.NewUsageServiceClient)},
 		{&scoringv1.FeedbackService_ServiceDesc, api.NewFeedback(feedback.New(st, m)), serve.Gateway(scoringv1.RegisterFeedbackServiceHandlerClient, scoringv1.NewFeedbackServiceClient)},
 		{&scoringv1.AppealService_ServiceDesc, api.Appeals{}, serve.Gateway(scoringv1.RegisterAppealServiceHandlerClient, scoringv1.NewAppealServiceClient)},

@@ -3,6 +3,7 @@ package app
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // adminToken is long enough for the configuration to accept it.
@@ -84,6 +85,51 @@ func TestOAuthSettings(t *testing.T) {
 			t.Errorf("%s: %v, want valid", tc.name, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestIntervalAndLimitSettings: SCORING_USAGE_FLUSH_INTERVAL (the meter's flush interval, and so the
+// usage a SIGKILL can lose) and the trial key limits are read, and values out of range refuse the start.
+func TestIntervalAndLimitSettings(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string // "" for valid
+	}{
+		{"defaults", nil, ""},
+		{"flush 250ms", map[string]string{"SCORING_USAGE_FLUSH_INTERVAL": "250ms"}, ""},
+		{"flush too short", map[string]string{"SCORING_USAGE_FLUSH_INTERVAL": "5ms"}, "SCORING_USAGE_FLUSH_INTERVAL: must be between 10ms and 1m"},
+		{"flush too long", map[string]string{"SCORING_USAGE_FLUSH_INTERVAL": "2m"}, "SCORING_USAGE_FLUSH_INTERVAL: must be between 10ms and 1m"},
+		{"flush not a duration", map[string]string{"SCORING_USAGE_FLUSH_INTERVAL": "soon"}, "USAGE_FLUSH_INTERVAL"},
+		{"trial limits", map[string]string{"SCORING_TRIAL_KEYS_PER_ADDRESS": "2", "SCORING_TRIAL_KEYS_PER_HOUR": "30"}, ""},
+		{"no trial keys per address", map[string]string{"SCORING_TRIAL_KEYS_PER_ADDRESS": "0"}, "SCORING_TRIAL_KEYS_PER_ADDRESS: must be between 1 and 10000"},
+		{"negative trial keys per hour", map[string]string{"SCORING_TRIAL_KEYS_PER_HOUR": "-1"}, "SCORING_TRIAL_KEYS_PER_HOUR: must be between 1 and 1000000"},
+	} {
+		env := map[string]string{"SCORING_DATABASE_URL": "postgres://x@127.0.0.1/x", "SCORING_ADMIN_TOKEN": adminToken}
+		for k, v := range tc.env {
+			env[k] = v
+		}
+		cfg, err := loadConfig(func(k string) string { return env[k] })
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v, want valid", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+		}
+		if err != nil {
+			continue
+		}
+		s := cfg.Settings
+		if want := map[string]time.Duration{"defaults": time.Second, "flush 250ms": 250 * time.Millisecond}[tc.name]; want != 0 && s.UsageFlushInterval != want {
+			t.Errorf("%s: flush interval %v, want %v", tc.name, s.UsageFlushInterval, want)
+		}
+		if tc.name == "defaults" && (s.TrialKeysPerAddress != 5 || s.TrialKeysPerHour != 100) {
+			t.Errorf("default trial limits %d per address, %d per hour; want 5 and 100", s.TrialKeysPerAddress, s.TrialKeysPerHour)
+		}
+		if tc.name == "trial limits" && (s.TrialKeysPerAddress != 2 || s.TrialKeysPerHour != 30) {
+			t.Errorf("trial limits %d, %d; want 2 and 30", s.TrialKeysPerAddress, s.TrialKeysPerHour)
 		}
 	}
 }

@@ -84,7 +84,7 @@ func workspaceSession(ctx context.Context, sessions SessionAuthenticator, md met
 // Signup is POST /v1/control-plane/auth/signup: 201 with a session for a new workspace, 200 when the
 // e-mail and password are those of an existing workspace (a repeated signup logs in).
 func (c *ControlPlane) Signup(ctx context.Context, req *scoringv1.SignupRequest) (*scoringv1.SignupResponse, error) {
-	o, err := c.cp.Signup(ctx, controlplane.Credentials{Email: req.GetEmail(), Password: req.GetPassword(), ClientIP: c.clientIP(ctx)}, req.GetWorkspaceName())
+	o, err := c.cp.Signup(ctx, controlplane.Credentials{Email: req.GetEmail(), Password: req.GetPassword(), ClientIP: clientIP(ctx, c.proxyHops)}, req.GetWorkspaceName())
 	if err != nil {
 		return nil, toAPI(ctx, err)
 	}
@@ -96,7 +96,7 @@ func (c *ControlPlane) Signup(ctx context.Context, req *scoringv1.SignupRequest)
 
 // Login is POST /v1/control-plane/auth/login.
 func (c *ControlPlane) Login(ctx context.Context, req *scoringv1.LoginRequest) (*scoringv1.LoginResponse, error) {
-	o, err := c.cp.Login(ctx, controlplane.Credentials{Email: req.GetEmail(), Password: req.GetPassword(), ClientIP: c.clientIP(ctx)})
+	o, err := c.cp.Login(ctx, controlplane.Credentials{Email: req.GetEmail(), Password: req.GetPassword(), ClientIP: clientIP(ctx, c.proxyHops)})
 	if err != nil {
 		return nil, toAPI(ctx, err)
 	}
@@ -205,11 +205,11 @@ func workspaceToProto(w controlplane.Workspace) *scoringv1.Workspace {
 	return &scoringv1.Workspace{Id: w.ID, Email: w.Email, WorkspaceName: w.Name, Plan: w.Plan, CreatedAt: timestamppb.New(w.CreatedAt)}
 }
 
-// clientIP is the address the sign-in throttle counts a request against: a direct gRPC caller's
-// peer address, or, through the gateway (which appends the connection's address to
-// X-Forwarded-For), the caller by ForwardedClient's rule. An IPv6 address counts as its /64: one
-// subscriber holds a whole /64.
-func (c *ControlPlane) clientIP(ctx context.Context) string {
+// clientIP is the address the sign-in throttle and the trial key limit count a request against: a
+// direct gRPC caller's peer address, or, through the gateway (which appends the connection's address
+// to X-Forwarded-For), the caller by ForwardedClient's rule with proxyHops trusted proxies. An IPv6
+// address counts as its /64: one subscriber holds a whole /64. "" when no address parses.
+func clientIP(ctx context.Context, proxyHops int) string {
 	var addr netip.Addr
 	var ok bool
 	if p, isPeer := peer.FromContext(ctx); isPeer && p.Addr != nil {
@@ -217,7 +217,7 @@ func (c *ControlPlane) clientIP(ctx context.Context) string {
 		addr, ok = ap.Addr().Unmap(), err == nil
 	} else {
 		md, _ := metadata.FromIncomingContext(ctx)
-		addr, _, ok = ForwardedClient(md.Get("x-forwarded-for"), netip.Addr{}, c.proxyHops)
+		addr, _, ok = ForwardedClient(md.Get("x-forwarded-for"), netip.Addr{}, proxyHops)
 	}
 	if !ok {
 		return ""

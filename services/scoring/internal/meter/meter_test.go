@@ -493,7 +493,8 @@ func TestRunWritesEverythingOnShutdown(t *testing.T) {
 	}
 }
 
-// TestRunFlushesEachIntervalAndWhenTheBatchIsFull polls the database for what Run writes on its own.
+// TestRunFlushesEachIntervalAndWhenTheBatchIsFull polls the database for what Run writes on its own:
+// at the configured interval (SCORING_USAGE_FLUSH_INTERVAL), not before it, or when the batch is full.
 func TestRunFlushesEachIntervalAndWhenTheBatchIsFull(t *testing.T) {
 	t.Parallel()
 	pool, s := database(t)
@@ -501,9 +502,12 @@ func TestRunFlushesEachIntervalAndWhenTheBatchIsFull(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		opts []meter.Option
+		// notBefore is how long after Run starts the records must still be pending.
+		notBefore time.Duration
 	}{
-		{"every interval", []meter.Option{meter.WithFlushInterval(20 * time.Millisecond)}},
-		{"full batch", []meter.Option{meter.WithFlushInterval(time.Hour), meter.WithMaxBatch(3)}},
+		{"every interval", []meter.Option{meter.WithFlushInterval(20 * time.Millisecond)}, 20 * time.Millisecond},
+		{"configured interval", []meter.Option{meter.WithFlushInterval(400 * time.Millisecond)}, 400 * time.Millisecond},
+		{"full batch", []meter.Option{meter.WithFlushInterval(time.Hour), meter.WithMaxBatch(3)}, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -511,6 +515,7 @@ func TestRunFlushesEachIntervalAndWhenTheBatchIsFull(t *testing.T) {
 			m := meter.New(s, append(c.opts, meter.WithLogger(quiet))...)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
+			started := time.Now()
 			go func() { done <- m.Run(ctx) }()
 			defer func() {
 				cancel()
@@ -524,6 +529,9 @@ func TestRunFlushesEachIntervalAndWhenTheBatchIsFull(t *testing.T) {
 					t.Fatal("the records are still pending after 5 s")
 				}
 				time.Sleep(5 * time.Millisecond)
+			}
+			if took := time.Since(started); took < c.notBefore {
+				t.Errorf("flushed %v after Run started, before the flush interval %v", took, c.notBefore)
 			}
 			if got := dbUsage(t, s, key, time.Now().UTC().Format("2006-01")); got != 3 {
 				t.Errorf("usage: got %d, want 3", got)
