@@ -7,6 +7,7 @@ import (
 
 	"github.com/trustlayer/trustlayer/pkg/apidoc"
 	"github.com/trustlayer/trustlayer/proto/openapi"
+	scoringv1 "github.com/trustlayer/trustlayer/proto/scoring/v1"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/api"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/claim"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/score"
@@ -98,6 +99,9 @@ func extend(access func(fullMethod string) string) func(map[string]any, apidoc.O
 			op["security"] = []any{}
 		}
 		op["x-access"] = who
+		if o.GRPCMethod == scoringv1.KeyService_IssueTrialKey_FullMethodName {
+			apidoc.AddResponse(op, "429", "Too many trial keys minted from this client address, or in all, within the hour; Retry-After")
+		}
 		if _, ok := op["x-scopes"]; ok {
 			apidoc.AddResponse(op, "403", "The key lacks a required scope")
 		}

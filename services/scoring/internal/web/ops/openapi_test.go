@@ -86,6 +86,10 @@ func TestDocumentMarksBillableOperations(t *testing.T) {
 			t.Errorf("%s %s: x-meter %q with x-billable %v", tc.method, tc.path, m, tc.billable)
 		}
 	}
+	// The trial key route is bounded per client address and in all (README "Keys, limits and metering").
+	if responses, _ := parsed.Paths["/v1/keys/trial"]["post"]["responses"].(map[string]any); responses["429"] == nil {
+		t.Errorf("POST /v1/keys/trial: no 429 among %v", responses)
+	}
 }
 
 func TestBuildRefusesConflicts(t *testing.T) {
