@@ -130,6 +130,7 @@ func loadConfig(getenv func(string) string) (Config, error) {
 	spec.Migrations = append(spec.Migrations, store.Migrations())
 	spec.Streams = append(spec.Streams, bus.PolicyChanges)
 	spec.Prometheus = true // GET /metrics
+	spec.Routes = routeLimits()
 	spec.Gateway = append(spec.Gateway,
 		gateway.WithValidationStyle(gateway.DetailString),
 		gateway.WithIncomingHeaders(auth.AdminHeader, "X-Service-Api-Key"),
