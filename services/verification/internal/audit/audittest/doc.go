@@ -4,7 +4,7 @@
 //
 // The fixtures:
 //
-//   - Correct and Full: the official Go SDK (v1.8.0), 2025-11-25 with sessions, tools only (Full:
+//   - Correct and Full: the official Go SDK (v1.8.0), 2025-11-25 with Mcp-Session-Id, tools only (Full:
 //     prompts, a resource and a template as well). Each passes every check and scores 100.
 //   - Stateless (2026-07-28 only), Dual (both revisions) and the raw 2025 server behind every
 //     defect: hand-written, so that one switch makes one defect.
@@ -20,14 +20,14 @@
 //     403, but only to unsafe methods (POST, DELETE), not to GET. Its automatic DNS-rebinding
 //     guard checks Host, not Origin: a request reaching a loopback address with a non-loopback
 //     Host gets 403. site answers 403 to a foreign Origin on every method.
-//   - Its session ids are crypto/rand.Text: 26 base32 characters, visible ASCII.
-//   - After the handshake, a request without Mcp-Session-Id opens a fresh session and is answered
+//   - Its Mcp-Session-Id values are crypto/rand.Text: 26 base32 characters, visible ASCII.
+//   - After the handshake, a request without Mcp-Session-Id opens a fresh MCP connection and is answered
 //     200 with a JSON-RPC error of code 0; front answers 400.
 //   - Malformed JSON, a batch and an unknown method are answered 400 text/plain; front answers
 //     -32700, -32600 and -32601 (with the request's id).
 //   - prompts/list, resources/list and logging/setLevel are served whatever capabilities are
 //     declared; front answers -32601 for a capability the server does not declare.
-//   - Unknown session 404, DELETE 204 (then 404), GET as an event stream, a 2026-07-28 request
+//   - An unknown Mcp-Session-Id 404, DELETE 204 (then 404), GET as an event stream, a 2026-07-28 request
 //     refused 400 with -32022 listing the handshake versions: kept as they are.
 //
 // Nothing here calls out of the machine. The fixtures learn their own origin from the request's

@@ -21,7 +21,7 @@ func TestBareSDK(t *testing.T) {
 	if init.status != http.StatusOK {
 		t.Fatalf("initialize: %s", init)
 	}
-	// Session ids are crypto/rand.Text: 26 characters of base32, visible ASCII.
+	// Mcp-Session-Id values are crypto/rand.Text: 26 characters of base32, visible ASCII.
 	if !regexp.MustCompile(`^[A-Z2-7]{26}$`).MatchString(sid) {
 		t.Errorf("session id %q", sid)
 	}
@@ -42,9 +42,9 @@ func TestBareSDK(t *testing.T) {
 	} else {
 		resp.Body.Close()
 	}
-	// Without the session id after the handshake: a fresh session, 200 and error code 0.
+	// Without Mcp-Session-Id after the handshake: a fresh MCP connection, 200 and error code 0.
 	if r := c.request(version2025, "tools/list", nil, map[string]string{headerProtocol: version2025}); r.status != http.StatusOK || r.msg["error"] == nil || r.errorCode() != 0 {
-		t.Errorf("missing session: %s", r)
+		t.Errorf("no Mcp-Session-Id: %s", r)
 	}
 	// Unknown method and malformed JSON: 400 text/plain, no JSON-RPC error.
 	if r := c.request(version2025, "no/such", nil, h); r.status != http.StatusBadRequest || r.msg != nil {
@@ -57,9 +57,9 @@ func TestBareSDK(t *testing.T) {
 	if r := c.request(version2025, "prompts/list", nil, h); r.status != http.StatusOK || r.result()["prompts"] == nil {
 		t.Errorf("undeclared prompts/list: %s", r)
 	}
-	// What it gets right: unknown session 404, the 2026 revision refused with -32022, DELETE.
+	// What it gets right: an unknown Mcp-Session-Id 404, the 2026 revision refused with -32022, DELETE.
 	if r := c.request(version2025, "ping", nil, sessionHeaders("nope")); r.status != http.StatusNotFound {
-		t.Errorf("unknown session: %s", r)
+		t.Errorf("unknown Mcp-Session-Id: %s", r)
 	}
 	if r := c.request2026("server/discover", version2026, nil, nil); r.status != http.StatusBadRequest || r.errorCode() != codeUnsupportedVersion {
 		t.Errorf("2026 discover: %s", r)
