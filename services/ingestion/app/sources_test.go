@@ -84,6 +84,29 @@ func TestRegisterSourceValidation(t *testing.T) {
 	s.admin("POST", "/v1/sources", long, http.StatusCreated)
 }
 
+// TestRegisterSourceRefusesPrivateNamesAndPorts: with no private network opened, a name that only
+// reaches private networks or a port other than 443 and 80 is refused at registration (422).
+func TestRegisterSourceRefusesPrivateNamesAndPorts(t *testing.T) {
+	t.Parallel()
+	s := startService(t, map[string]string{"INGESTION_ALLOW_PRIVATE_CIDRS": ""})
+	for _, tc := range []struct {
+		host, url, loc string
+	}{
+		{"vault.internal", "https://vault.internal:8200/p", "allowed_hosts"},
+		{"printer.local", "https://printer.local/p", "allowed_hosts"},
+		{"corp", "https://corp/p", "allowed_hosts"},
+		{"docs.acme.example", "https://docs.acme.example:6379/p", "adapter_config"},
+	} {
+		r := s.call("POST", "/v1/sources", map[string]any{
+			"organization": "Acme", "program": "Commercial", "jurisdiction": "US-CA", "allowed_hosts": []string{tc.host},
+			"adapter": "literal_url", "adapter_config": map[string]any{"url": tc.url}, "terms_review_state": "approved",
+		}, adminToken)
+		if r.Status != http.StatusUnprocessableEntity || !strings.Contains(string(r.Body), tc.loc) {
+			t.Errorf("%s: %d %s, want 422 at %s", tc.url, r.Status, r.Body, tc.loc)
+		}
+	}
+}
+
 func TestSourceReadsAndPagination(t *testing.T) {
 	t.Parallel()
 	s := startService(t, nil)

@@ -131,6 +131,11 @@ func TestEndpoints(t *testing.T) {
 		{"url": "http://localhost:8080/in"},
 		{"url": "https://hooks.example.com/in#frag"},
 		{"url": "https://" + strings.Repeat("a", 2050) + ".com/"},
+		// Names that only reach private networks, and ports other than 443, refused at registration.
+		{"url": "https://vault.internal:8200/"},
+		{"url": "https://printer.local/"},
+		{"url": "https://corp/"},
+		{"url": "https://hooks.example.com:6379/in"},
 	} {
 		r := s.call("POST", "/v1/intelligence/webhooks/endpoints", key, bad)
 		if loc := violation(t, r); loc != `["body","url"]` {
