@@ -74,6 +74,11 @@ type Config struct {
 	Audits       AuditSettings
 	Watch        WatchAPISettings
 	WatchRuns    WatchRunSettings
+	Reliability  ReliabilitySettings
+	Runs         ReliabilityRunSettings
+	Billing      ReliabilityBillingSettings
+	Enforcement  EnforcementSettings
+	Public       PublicSettings
 	// audit holds the audit token issuer and verifier, made by LoadConfig for the same reason.
 	audit *auditParts
 	// reads holds what the read path caches: made by LoadConfig, since the gateway's codec and the
@@ -102,7 +107,13 @@ func loadConfig(getenv func(string) string, answers *readcache.Cache) (Config, e
 	var auditSettings AuditSettings
 	var watchAPI WatchAPISettings
 	var watchRuns WatchRunSettings
-	spec, err := platform.LoadSpec(getenv, Name, EnvPrefix, ":8081", ":9091", &settings, &intel, &hooks, &auditSettings, &watchAPI, &watchRuns)
+	var reliability ReliabilitySettings
+	var runs ReliabilityRunSettings
+	var billing ReliabilityBillingSettings
+	var enforcement EnforcementSettings
+	var public PublicSettings
+	spec, err := platform.LoadSpec(getenv, Name, EnvPrefix, ":8081", ":9091", &settings, &intel, &hooks, &auditSettings, &watchAPI, &watchRuns,
+		&reliability, &runs, &billing, &enforcement, &public)
 	if err != nil {
 		return Config{}, err
 	}
@@ -134,12 +145,14 @@ func loadConfig(getenv func(string) string, answers *readcache.Cache) (Config, e
 			api.AuthenticateWatch(spec.Service.AdminToken, watchKeys(p)),
 		}
 	}
-	return Config{Spec: spec, Settings: settings, Intelligence: intel, Webhooks: hooks, Audits: auditSettings, Watch: watchAPI, WatchRuns: watchRuns, audit: parts, reads: r}, nil
+	return Config{Spec: spec, Settings: settings, Intelligence: intel, Webhooks: hooks, Audits: auditSettings, Watch: watchAPI, WatchRuns: watchRuns,
+		Reliability: reliability, Runs: runs, Billing: billing, Enforcement: enforcement, Public: public, audit: parts, reads: r}, nil
 }
 
 // ConfigVars lists every environment variable the service reads.
 func ConfigVars() []string {
-	return platform.ConfigVars(EnvPrefix, &Settings{}, &IntelligenceSettings{}, &WebhookSettings{}, &AuditSettings{}, &WatchAPISettings{}, &WatchRunSettings{})
+	return platform.ConfigVars(EnvPrefix, &Settings{}, &IntelligenceSettings{}, &WebhookSettings{}, &AuditSettings{}, &WatchAPISettings{}, &WatchRunSettings{},
+		&ReliabilitySettings{}, &ReliabilityRunSettings{}, &ReliabilityBillingSettings{}, &EnforcementSettings{}, &PublicSettings{})
 }
 
 // Register adds the service's APIs, its OpenAPI document and its loops to an opened platform; cfg
@@ -164,6 +177,13 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 	}
 	if err := registerWatchAPI(ctx, cfg, p); err != nil {
 		return err
+	}
+	for _, register := range []func(context.Context, Config, *platform.Platform) error{
+		registerReliability, registerReliabilityRuns, registerReliabilityBilling, registerEnforcement, registerPublic,
+	} {
+		if err := register(ctx, cfg, p); err != nil {
+			return err
+		}
 	}
 	return registerFeeds(ctx, cfg, p)
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/trustlayer/trustlayer/pkg/apidoc"
@@ -13,8 +14,20 @@ import (
 const InterfaceVersion = "0.1.0"
 
 // answers are the statuses each method answers besides its success and 401 (README "Routes"): the
-// generator knows only the success, and documents it as 200.
-var answers = map[string]map[string]string{
+// generator knows only the success, and documents it as 200. Each area keeps its own in its _doc.go.
+var answers = union(coreAnswers, reliabilityAnswers, runAnswers, billingAnswers, enforcementAnswers, publicAnswers)
+
+// union merges the areas' answers; an area never names another's methods.
+func union(areas ...map[string]map[string]string) map[string]map[string]string {
+	all := map[string]map[string]string{}
+	for _, area := range areas {
+		maps.Copy(all, area)
+	}
+	return all
+}
+
+// coreAnswers are those of organizations, intelligence, webhooks, data feeds, audits and the watch API.
+var coreAnswers = map[string]map[string]string{
 	"/verification.v1.OrganizationService/CreateOrganization":  {"201": "The organization", "422": "A name that is empty or longer than 200 characters"},
 	"/verification.v1.OrganizationService/CreateApiKey":        {"201": "The key, its secret shown this once", "404": "organization_not_found", "422": "A name longer than 200 characters"},
 	"/verification.v1.OrganizationService/ListApiKeys":         {"404": "organization_not_found"},
@@ -123,7 +136,7 @@ func Document() ([]byte, error) {
 				"description": "Bearer <watch_api_key>, a watch API key (wk_..., POST /v1/watch/api-keys) with scope watch:read (reads) or watch:write (reads and writes)"},
 		},
 		Security: []any{},
-		Plain:    plainRoutes,
+		Plain:    slices.Concat(plainRoutes, billingPlainRoutes, publicPlainRoutes),
 		Extend:   extend,
 	})
 }
