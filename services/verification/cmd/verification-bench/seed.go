@@ -148,7 +148,7 @@ FROM bench_seed_keys`
 INSERT INTO intel_snapshots (id, seq, server_id, registry, version, status, is_latest, content_hash, server_json,
     published_at, registry_updated_at, observed_at)
 OVERRIDING SYSTEM VALUE
-SELECT id, seq, server_id, $2, v, 'active', true, encode(sha256(convert_to(j || E'\n' || 'active', 'UTF8')), 'hex'), j::json, ts, ts, ts
+SELECT id, seq, server_id, $2, v, 'active', id = (SELECT current_snapshot_id FROM intel_servers WHERE intel_servers.id = server_id), encode(sha256(convert_to(j || E'\n' || 'active', 'UTF8')), 'hex'), j::json, ts, ts, ts
 FROM (
     SELECT s.*, to_timestamp(t / 1e6) AS ts,
            replace(replace(replace($1::text, $3::text, namespace || '/' || name), $4::text, v), $5::text, host) AS j
