@@ -209,6 +209,9 @@ func (s *Syncer) pages(ctx context.Context, registry string, st RegistryState, r
 	}
 	res.HighWaterMark = st.HighWaterMark
 	cursors := map[string]bool{}
+	// carry holds the observations of the server a page ended with, for the next page: a server's
+	// versions may span two pages, and they are ordered and compared with each other together.
+	var carry []Observation
 	for {
 		if res.Pages >= s.opts.MaxPages {
 			return fmt.Errorf("listing has more than %d pages", s.opts.MaxPages)
@@ -222,7 +225,13 @@ func (s *Syncer) pages(ctx context.Context, registry string, st RegistryState, r
 		for _, sk := range page.Skipped {
 			s.log.WarnContext(ctx, "registry item skipped", "registry", registry, "page", res.Pages, "index", sk.Index, "reason", sk.Reason)
 		}
-		if err := s.apply(ctx, registry, page.Observations, res); err != nil {
+		obs := append(carry, page.Observations...)
+		if page.NextCursor != "" {
+			obs, carry = holdLastServer(obs)
+		} else {
+			carry = nil
+		}
+		if err := s.apply(ctx, registry, obs, res); err != nil {
 			return fmt.Errorf("page %d: %w", res.Pages, err)
 		}
 		if page.NextCursor == "" {
@@ -260,4 +269,29 @@ func (s *Syncer) apply(ctx context.Context, registry string, obs []Observation, 
 	res.Snapshots += len(w.Snapshots)
 	res.Changes += len(w.Changes)
 	return nil
+}
+
+// maxHeldVersions bounds the observations held back for one server across pages (memory, and the
+// size of one page transaction): a server with more versions than this in one poll is applied in
+// slices, and a version of a later slice older than the current one is then history backfill.
+const maxHeldVersions = 1000
+
+// holdLastServer splits off the observations of the page's last server, to be applied with the next
+// page, unless there are more than maxHeldVersions of them.
+func holdLastServer(obs []Observation) (apply, hold []Observation) {
+	if len(obs) == 0 {
+		return obs, nil
+	}
+	last := obs[len(obs)-1].Server.Key
+	for _, o := range obs {
+		if o.Server.Key == last {
+			hold = append(hold, o)
+		} else {
+			apply = append(apply, o)
+		}
+	}
+	if len(hold) > maxHeldVersions {
+		return obs, nil
+	}
+	return apply, hold
 }

@@ -132,10 +132,18 @@ ORDER BY x.server_id, x.version, x.seq DESC`, serverIDs, names)
 	return nil
 }
 
-// writePage writes a page's decisions in two round trips, in foreign-key order: snapshots (a
+// writePage writes a page's decisions in two round trips (three when a latest snapshot is replaced),
+// in foreign-key order: snapshots (a
 // snapshot's predecessor may be earlier in the same page), then one batch of the changes with their
 // outbox rows and the server rows of every listed server.
 func (r *Intelligence) writePage(ctx context.Context, tx pgx.Tx, registry string, known intelligence.Known, w intelligence.PageWrites) error {
+	// The replaced latest snapshots first: the partial unique index on (server_id) WHERE is_latest
+	// (migration 00016) allows one latest per server at any moment, not only at commit.
+	if len(w.Superseded) > 0 {
+		if _, err := tx.Exec(ctx, `UPDATE intel_snapshots SET is_latest = false WHERE id = ANY($1) AND is_latest`, w.Superseded); err != nil {
+			return fmt.Errorf("supersede snapshots: %w", err)
+		}
+	}
 	// COPY, not one INSERT per row: a first sync writes a snapshot for every listed entry.
 	rows := make([][]any, 0, len(w.Snapshots))
 	for _, s := range w.Snapshots {
