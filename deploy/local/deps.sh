@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Local dependencies of the stack: PostgreSQL and NATS with JetStream.
+# Local dependencies of the stack: PostgreSQL and NATS with JetStream (and, for the browser tests of
+# the HTML pages, chromium).
 #
 # As a library (what deploy/local/run.sh does):
 #     . deploy/local/deps.sh
@@ -286,6 +287,24 @@ ensure_wrk() {
     { _deps_err "apt-get install wrk failed, see $log"; return 1; }
 }
 
+# Whether Debian's chromium exists (the browser tests of the HTML pages drive it headless through
+# pkg/browsertest); installs the package when it does not. The tests look for chromium,
+# chromium-browser, google-chrome or $CHROMIUM_PATH, in that order of preference.
+ensure_chromium() {
+  if [ -n "${CHROMIUM_PATH:-}" ] && [ -x "$CHROMIUM_PATH" ]; then return 0; fi
+  command -v chromium >/dev/null 2>&1 && return 0
+  command -v apt-get >/dev/null 2>&1 || { _deps_err "chromium not found; install it (Debian package chromium) or set CHROMIUM_PATH"; return 1; }
+  mkdir -p "$LOCAL_DIR/log" || return 1
+  local log=$LOCAL_DIR/log/apt.log
+  if [ -z "$DEPS_APT_UPDATED" ]; then
+    _deps_priv apt-get update >"$log" 2>&1 || { _deps_err "apt-get update failed, see $log"; return 1; }
+    DEPS_APT_UPDATED=1
+  fi
+  _deps_say "installing chromium (headless browser tests)"
+  _deps_priv env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium fonts-dejavu-core >>"$log" 2>&1 ||
+    { _deps_err "apt-get install chromium failed, see $log"; return 1; }
+}
+
 stop_pg_started() {
   [ -n "$DEPS_PG_STARTED" ] || return 0
   local kind a b
@@ -392,14 +411,15 @@ _deps_stop_local() {
 _deps_main() {
   set -euo pipefail
   case ${1:-} in
-  ensure) ensure_pg && ensure_nats && ensure_pdftotext ;;
+  ensure) ensure_pg && ensure_nats && ensure_pdftotext && ensure_chromium ;;
   pg) ensure_pg ;;
   nats) ensure_nats ;;
   pdftotext) ensure_pdftotext ;;
   wrk) ensure_wrk ;;
+  chromium) ensure_chromium ;;
   stop) _deps_stop_local ;;
   *)
-    echo "usage: $0 ensure|pg|nats|pdftotext|wrk|stop" >&2
+    echo "usage: $0 ensure|pg|nats|pdftotext|wrk|chromium|stop" >&2
     return 2
     ;;
   esac

@@ -50,8 +50,9 @@ func authenticate(adminToken string, lookup identity.Lookup) grpc.UnaryServerInt
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		// AuditService and WatchService have token systems of their own (AuthenticateAudits,
 		// AuthenticateWatch).
+		// PublicService needs no credential.
 		if !strings.HasPrefix(info.FullMethod, servicePrefix) || strings.HasPrefix(info.FullMethod, auditPrefix) ||
-			strings.HasPrefix(info.FullMethod, watchPrefix) {
+			strings.HasPrefix(info.FullMethod, watchPrefix) || strings.HasPrefix(info.FullMethod, publicPrefix) {
 			return handler(ctx, req)
 		}
 		md, _ := metadata.FromIncomingContext(ctx)

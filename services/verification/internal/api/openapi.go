@@ -159,6 +159,8 @@ func extend(op map[string]any, o apidoc.Operation) {
 	case strings.HasPrefix(o.GRPCMethod, adminPrefix):
 		op["security"] = []any{map[string]any{"adminToken": []any{}}}
 		apidoc.AddResponse(op, "401", "Missing or wrong X-Admin-Token")
+	case strings.HasPrefix(o.GRPCMethod, publicPrefix):
+		op["security"] = []any{} // public: no credential, and so no 401
 	case strings.HasPrefix(o.GRPCMethod, servicePrefix):
 		op["security"] = []any{map[string]any{"apiKey": []any{}}}
 		apidoc.AddResponse(op, "401", "Missing bearer token, or an invalid or revoked API key")
