@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -20,6 +22,54 @@ import (
 type Error struct {
 	Status int
 	Body   map[string]any
+	// RetryAfter, when positive, is the wait the answer's Retry-After header announces (RFC 9110
+	// section 10.2.3): the platform's interceptor sets it on the gateway's answer, and a plain handler
+	// writes it with Header. It is not part of the body, and does not travel to gRPC callers.
+	RetryAfter time.Duration
+}
+
+// UnavailableCode is the stable code of a 503 answered because a dependency of the service (its
+// database) cannot be reached; the same request may succeed after Retry-After.
+const UnavailableCode = "service_unavailable"
+
+// UnavailableMessage is the message of that 503: it names no host, address or driver error.
+const UnavailableMessage = "The service cannot reach its database right now; retry after the delay in Retry-After"
+
+// UnavailableRetryAfter is the wait a 503 of an unreachable database announces: long enough not to
+// hammer a database that is restarting, short enough that a client resumes soon after it is back
+// (a pool reconnects on the next request).
+const UnavailableRetryAfter = 5 * time.Second
+
+// Unavailable is the 503 of an unreachable database for a service whose error detail is a string:
+// {"detail": "<message>", "error": "service_unavailable"}, the stable code beside the detail as
+// scoring's 402 carries its own.
+func Unavailable() *Error {
+	return &Error{Status: http.StatusServiceUnavailable, RetryAfter: UnavailableRetryAfter,
+		Body: map[string]any{"detail": UnavailableMessage, "error": UnavailableCode}}
+}
+
+// UnavailableCoded is the same 503 for a service whose documented errors carry their code inside the
+// detail: {"detail": {"error": "service_unavailable", "message": "<message>"}}.
+func UnavailableCoded() *Error {
+	e := Coded(http.StatusServiceUnavailable, UnavailableCode, UnavailableMessage, nil)
+	e.RetryAfter = UnavailableRetryAfter
+	return e
+}
+
+// RetryAfterSeconds is e's Retry-After value, whole seconds rounded up, or "" when it announces none.
+func (e *Error) RetryAfterSeconds() string {
+	if e.RetryAfter <= 0 {
+		return ""
+	}
+	return strconv.FormatInt(int64((e.RetryAfter+time.Second-1)/time.Second), 10)
+}
+
+// Header sets e's Retry-After on h when it announces one: for plain handlers, which answer without
+// the gateway.
+func (e *Error) Header(h http.Header) {
+	if v := e.RetryAfterSeconds(); v != "" {
+		h.Set("Retry-After", v)
+	}
 }
 
 // New returns an error whose body is {"detail": detail}. detail is a string or a JSON object

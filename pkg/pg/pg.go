@@ -26,6 +26,12 @@ func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
 		return nil, fmt.Errorf("parse database URL: %w", err)
 	}
 	cfg.ConnConfig.Tracer = otelpgx.NewTracer()
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		// Without a bound, a request that needs a new connection while the database's host drops
+		// packets waits as long as its caller does; bounded, it fails as Unavailable (a 503) instead.
+		// connect_timeout in the URL overrides it.
+		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
+	}
 	// Bounded health checks let the pool notice a database that came back after an outage.
 	cfg.HealthCheckPeriod = 15 * time.Second
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
@@ -44,6 +50,9 @@ func Open(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	}
 	return pool, nil
 }
+
+// DefaultConnectTimeout bounds each connection attempt of a pool whose URL sets no connect_timeout.
+const DefaultConnectTimeout = 5 * time.Second
 
 // Ready is a readiness check: the database answers a round trip.
 func Ready(pool *pgxpool.Pool) func(context.Context) error {
@@ -91,7 +100,7 @@ func migrateSet(ctx context.Context, db *sql.DB, log *slog.Logger, set Migration
 		return err
 	}
 	provider, err := goose.NewProvider(goose.DialectPostgres, db, set.FS,
-		goose.WithTableName(set.Name+"_schema_version"),
+		goose.WithTableName(versionTable(set)),
 		goose.WithSessionLocker(locker),
 		goose.WithDisableGlobalRegistry(true))
 	if err != nil {

@@ -20,7 +20,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 
+	"github.com/trustlayer/trustlayer/pkg/apierror"
 	"github.com/trustlayer/trustlayer/pkg/buildinfo"
 	"github.com/trustlayer/trustlayer/pkg/bus"
 	"github.com/trustlayer/trustlayer/pkg/config"
@@ -37,6 +39,15 @@ type Spec struct {
 	Name    string
 	Service config.Service
 	NATS    config.NATS
+	// MigrateDatabaseURL, when set (<PREFIX>MIGRATE_DATABASE_URL), is the URL migrations run with:
+	// the role that owns the tables. Service.DatabaseURL is then the application role the service
+	// serves with, which Open grants what it needs (pg.GrantApp). When empty, migrations run as the
+	// service's own role, as they did before the roles were split. docs/database-roles.md.
+	MigrateDatabaseURL string
+	// Unavailable is the answer of a call that failed because the database cannot be reached (see
+	// pg.Unavailable), in the service's own error shape; nil is apierror.Unavailable(). Errors the
+	// service already mapped to an answer pass unchanged.
+	Unavailable *apierror.Error
 	// Migrations are applied in order at start (and by the migrate subcommand). The outbox's set is
 	// always applied first.
 	Migrations []pg.MigrationSet
@@ -99,12 +110,22 @@ func Open(ctx context.Context, spec Spec, getenv func(string) string, stdout io.
 	}
 	p.closers = append(p.closers, func() { _ = shutdownTelemetry(context.Background()) })
 
+	if spec.MigrateDatabaseURL != "" {
+		if err := migrateAsOwner(ctx, spec, p.Log, p.migrationSets()); err != nil {
+			return nil, err
+		}
+	}
 	if p.Pool, err = pg.Open(ctx, spec.Service.DatabaseURL); err != nil {
 		return nil, err
 	}
 	p.closers = append(p.closers, p.Pool.Close)
-	if err := pg.Migrate(ctx, p.Pool, p.Log, p.migrationSets()...); err != nil {
-		return nil, err
+	if spec.MigrateDatabaseURL == "" {
+		if err := pg.Migrate(ctx, p.Pool, p.Log, p.migrationSets()...); err != nil {
+			return nil, err
+		}
+	} else if risks, err := pg.RoleRisks(ctx, p.Pool); err == nil && len(risks) > 0 {
+		p.Log.Warn("the service's database role can switch off the immutability triggers; give "+
+			spec.Name+" an application role of its own (docs/database-roles.md)", "risks", strings.Join(risks, "; "))
 	}
 
 	if p.Bus, err = bus.Connect(spec.NATS.URL, spec.NATS.Namespace, spec.Name, p.Log); err != nil {
@@ -112,9 +133,11 @@ func Open(ctx context.Context, spec Spec, getenv func(string) string, stdout io.
 	}
 	p.closers = append(p.closers, p.Bus.Close)
 
-	var unary []grpc.UnaryServerInterceptor
+	// Outermost of the service's own interceptors, so that an outage met while authenticating is a
+	// 503 too.
+	unary := []grpc.UnaryServerInterceptor{answerUnavailable(p.Log, spec.Unavailable)}
 	if spec.Unary != nil {
-		unary = spec.Unary(p)
+		unary = append(unary, spec.Unary(p)...)
 	}
 	p.Server, err = serve.New(serve.Config{
 		Name:              spec.Name,
@@ -130,8 +153,9 @@ func Open(ctx context.Context, spec Spec, getenv func(string) string, stdout io.
 		MaxConnections:    spec.Service.MaxConnections,
 		Logger:            p.Log,
 		Readiness:         map[string]serve.Check{"database": pg.Ready(p.Pool)},
-		Gateway:           spec.Gateway,
-		Unary:             unary,
+		// A 503's Retry-After reaches the client; a service may list it again.
+		Gateway: append([]gateway.Option{gateway.WithOutgoingHeaders("retry-after")}, spec.Gateway...),
+		Unary:   unary,
 	})
 	if err != nil {
 		return nil, err
@@ -186,17 +210,81 @@ func (p *Platform) Close() {
 // migrations as a separate step (a Kubernetes Job) before rolling out replicas.
 func Migrate(ctx context.Context, spec Spec, stdout io.Writer) error {
 	log := NewLogger(stdout, spec.Service.LogLevel).With("service", spec.Name)
-	pool, err := pg.Open(ctx, spec.Service.DatabaseURL)
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
 	p := &Platform{spec: spec}
-	if err := pg.Migrate(ctx, pool, log, p.migrationSets()...); err != nil {
-		return err
+	if spec.MigrateDatabaseURL != "" {
+		if err := migrateAsOwner(ctx, spec, log, p.migrationSets()); err != nil {
+			return err
+		}
+	} else {
+		pool, err := pg.Open(ctx, spec.Service.DatabaseURL)
+		if err != nil {
+			return err
+		}
+		defer pool.Close()
+		if err := pg.Migrate(ctx, pool, log, p.migrationSets()...); err != nil {
+			return err
+		}
 	}
 	log.Info("migrations up to date")
 	return nil
+}
+
+// migrateAsOwner applies sets over a pool of its own on spec.MigrateDatabaseURL, then grants the
+// service's application role (the user of spec.Service.DatabaseURL) its rights on what they created.
+func migrateAsOwner(ctx context.Context, spec Spec, log *slog.Logger, sets []pg.MigrationSet) error {
+	owner, err := pg.UserOf(spec.MigrateDatabaseURL)
+	if err != nil {
+		return fmt.Errorf("migration database URL: %w", err)
+	}
+	app, err := pg.UserOf(spec.Service.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	pool, err := pg.Open(ctx, spec.MigrateDatabaseURL)
+	if err != nil {
+		return fmt.Errorf("migration database: %w", err)
+	}
+	defer pool.Close()
+	if err := pg.Migrate(ctx, pool, log, sets...); err != nil {
+		return err
+	}
+	if app == owner {
+		log.Warn("the migration URL and the service's URL name the same role: the service owns its tables (docs/database-roles.md)", "role", app)
+		return nil
+	}
+	if err := pg.GrantApp(ctx, pool, app, sets...); err != nil {
+		return err
+	}
+	log.Info("application role granted", "owner", owner, "role", app)
+	return nil
+}
+
+// answerUnavailable turns an error of an unreachable database (pg.Unavailable) into the service's
+// 503, and sets the Retry-After of every answer that announces one. A caller whose own context ended
+// is left to the platform's mapping (a cancelled client is not an outage), and so is an error that
+// already is an answer.
+func answerUnavailable(log *slog.Logger, answer *apierror.Error) grpc.UnaryServerInterceptor {
+	if answer == nil {
+		answer = apierror.Unavailable()
+	}
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		resp, err := handler(ctx, req)
+		if err == nil {
+			return resp, nil
+		}
+		e, isAnswer := apierror.As(err)
+		if !isAnswer {
+			if ctx.Err() != nil || !pg.Unavailable(err) {
+				return resp, err
+			}
+			log.WarnContext(ctx, "database unavailable", "method", info.FullMethod, "error", err)
+			e, err = answer, answer
+		}
+		if v := e.RetryAfterSeconds(); v != "" {
+			_ = grpc.SetHeader(ctx, metadata.Pairs("retry-after", v))
+		}
+		return resp, err
+	}
 }
 
 // Boot loads a service's configuration from getenv and opens its platform with every API and loop
@@ -248,6 +336,11 @@ func LoadSpec(getenv func(string) string, name, prefix, httpAddr, grpcAddr strin
 	if err := config.Load(getenv, "", &spec.NATS); err != nil {
 		errs = append(errs, err)
 	}
+	var roles migrationConfig
+	if err := config.Load(getenv, prefix, &roles); err != nil {
+		errs = append(errs, err)
+	}
+	spec.MigrateDatabaseURL = roles.URL
 	if err := errors.Join(errs...); err != nil {
 		// A variable that several parts read would otherwise be reported once per part.
 		lines := strings.Split(err.Error(), "\n")
@@ -264,12 +357,29 @@ func LoadSpec(getenv func(string) string, name, prefix, httpAddr, grpcAddr strin
 	return spec, nil
 }
 
+// migrationConfig is the optional URL of the role that owns the tables (Spec.MigrateDatabaseURL).
+type migrationConfig struct {
+	URL string `env:"MIGRATE_DATABASE_URL"`
+}
+
+// Validate checks the URL's scheme, as DATABASE_URL's is checked.
+func (m *migrationConfig) Validate(prefix string) error {
+	if m.URL == "" {
+		return nil
+	}
+	if err := config.CheckURL(prefix+"MIGRATE_DATABASE_URL", m.URL, "postgres", "postgresql"); err != nil {
+		return err
+	}
+	return nil
+}
+
 // ConfigVars lists every environment variable a service with this prefix reads: the shared ones and
 // those of its extras (deployment files are checked against it).
 func ConfigVars(prefix string, extras ...any) []string {
 	vars, _ := config.Vars(prefix, &config.Service{})
 	nats, _ := config.Vars("", &config.NATS{})
-	vars = append(append(vars, nats...), telemetry.EndpointVar)
+	roles, _ := config.Vars(prefix, &migrationConfig{})
+	vars = append(append(append(vars, nats...), roles...), telemetry.EndpointVar)
 	for _, extra := range extras {
 		own, _ := config.Vars(prefix, extra)
 		vars = append(vars, own...)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/trustlayer/trustlayer/pkg/apierror"
 	"github.com/trustlayer/trustlayer/pkg/gateway"
+	"github.com/trustlayer/trustlayer/pkg/pg"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/billing"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/claim"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/controlplane"
@@ -38,6 +39,12 @@ var (
 	errSessionInvalid = apierror.New(http.StatusUnauthorized, "Invalid or expired workspace session")
 )
 
+// ErrUnavailable answers a call that failed because the database cannot be reached: 503 with
+// Retry-After and {"detail": "...", "error": "service_unavailable"}, the stable code beside the detail
+// as the 402 carries its own. It is also the platform's answer for such errors that reach it
+// unmapped (platform.Spec.Unavailable).
+var ErrUnavailable = apierror.Unavailable()
+
 // errInternal answers an error no case of toAPI knows; its cause stays in the log.
 var errInternal = apierror.New(http.StatusInternalServerError, "Internal Server Error")
 
@@ -49,6 +56,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) (*apierror.Er
 	if !known {
 		e = errInternal
 	}
+	e.Header(w.Header())
 	gateway.WriteJSON(w, e.Status, e.Body)
 	return e, known
 }
@@ -66,6 +74,8 @@ func toAPI(ctx context.Context, err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case pg.Unavailable(err) && ctx.Err() == nil:
+		return ErrUnavailable
 	case errors.As(err, &fieldErrs):
 		return validationError(fieldErrs)
 	case errors.Is(err, fault.ErrInvalid), errors.Is(err, controlplane.ErrWeakPassword):

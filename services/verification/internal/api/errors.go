@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/trustlayer/trustlayer/pkg/apierror"
+	"github.com/trustlayer/trustlayer/pkg/pg"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
@@ -23,6 +24,11 @@ var (
 	errMissingBearer = apierror.New(http.StatusUnauthorized, "Missing bearer token")
 	errInvalidBearer = apierror.New(http.StatusUnauthorized, "Invalid or revoked API key")
 )
+
+// ErrUnavailable answers a call that failed because the database cannot be reached: 503, Retry-After,
+// {"detail":{"error":"service_unavailable","message":"..."}}. It is also the platform's answer for
+// such errors that reach it unmapped (platform.Spec.Unavailable).
+var ErrUnavailable = apierror.UnavailableCoded()
 
 // target is what a route addresses, for the errors that name it: the code and message of its 404,
 // and the server an intelligence route reads ("namespace/name").
@@ -57,6 +63,8 @@ func toAPI(err error, t target) error {
 	switch {
 	case err == nil:
 		return nil
+	case pg.Unavailable(err):
+		return ErrUnavailable
 	case errors.As(err, &invalid):
 		out := make([]apierror.Violation, 0, len(invalid.Problems))
 		for _, p := range invalid.Problems {
