@@ -50,6 +50,12 @@ func (s *Server) addGatewayService(name string) {
 	if !slices.Contains(s.gatewayServices, name) {
 		s.gatewayServices = append(s.gatewayServices, name)
 	}
+	if s.gatewayMethods == nil {
+		s.gatewayMethods = map[string]string{}
+	}
+	for _, r := range httpRules(name) {
+		s.gatewayMethods[r.Method+" "+r.Path] = r.FullMethod
+	}
 }
 
 // parsePattern splits a net/http.ServeMux pattern ("[METHOD ][HOST]/PATH"); a host, when present, is

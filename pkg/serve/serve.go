@@ -91,8 +91,9 @@ type Server struct {
 	ctx     context.Context
 
 	routesMu        sync.Mutex
-	gatewayServices []string // registered services whose HTTP rules the gateway serves
-	plainRoutes     []Route  // patterns given to Handle, and the probes
+	gatewayServices []string          // registered services whose HTTP rules the gateway serves
+	gatewayMethods  map[string]string // "METHOD /path/{template}" -> the rule's gRPC method
+	plainRoutes     []Route           // patterns given to Handle, and the probes
 }
 
 // New opens both listeners (so an address ":0" is resolved before Run) and builds the servers. The
@@ -158,7 +159,8 @@ func New(cfg Config) (*Server, error) {
 	// log is the HTTP server's, so the gRPC call log is not in this chain.
 	// The HTTP request's span (observer) is the call's span: the handler runs in the request's context.
 	s.inproc = newInProcess(chainUnary(unary))
-	s.gateway = gateway.NewServeMux(append([]gateway.Option{gateway.WithLogger(s.log), gateway.WithMiddleware(gatewayRoutes)}, cfg.Gateway...)...)
+	s.gateway = gateway.NewServeMux(append([]gateway.Option{gateway.WithLogger(s.log), gateway.WithMiddleware(gatewayRoutes),
+		gateway.WithMiddleware(s.authenticateFirst)}, cfg.Gateway...)...)
 
 	s.Handle("GET /healthz", http.HandlerFunc(s.serveHealthz))
 	s.Handle("GET /readyz", http.HandlerFunc(s.serveReadyz))

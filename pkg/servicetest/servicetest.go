@@ -140,8 +140,8 @@ func (r Reply) Decode(t testing.TB, v any) {
 	}
 }
 
-// Do sends a request to the service. A body that is a string or []byte is sent as it is, anything
-// else as its JSON encoding; Content-Type is application/json unless header sets it. It fails the
+// Do sends a request to the service. A body that is a string or []byte is sent as it is, an
+// io.Reader as a stream of unknown length (chunked), anything else as its JSON encoding; Content-Type is application/json unless header sets it. It fails the
 // test only when no response came back.
 func (s *Service) Do(method, path string, body any, header map[string]string) Reply {
 	s.t.Helper()
@@ -152,6 +152,8 @@ func (s *Service) Do(method, path string, body any, header map[string]string) Re
 		r = strings.NewReader(b)
 	case []byte:
 		r = bytes.NewReader(b)
+	case io.Reader:
+		r = b
 	default:
 		enc, err := json.Marshal(b)
 		if err != nil {
@@ -224,4 +226,22 @@ func (l *Logs) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.String()
+}
+
+// Unsized is a body of n spaces that the client sends chunked, of unknown length, so that only
+// reading it tells the server how large it is.
+func Unsized(n int) io.Reader { return &unsized{left: n} }
+
+type unsized struct{ left int }
+
+func (u *unsized) Read(p []byte) (int, error) {
+	if u.left == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), u.left)
+	for i := range n {
+		p[i] = ' '
+	}
+	u.left -= n
+	return n, nil
 }

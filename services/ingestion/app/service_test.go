@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/trustlayer/trustlayer/pkg/servicetest"
 )
 
 func TestAdminTokenGate(t *testing.T) {
@@ -21,8 +23,13 @@ func TestAdminTokenGate(t *testing.T) {
 			}
 		}
 	}
-	if r := s.call("POST", "/v1/sources", map[string]any{}, ""); r.Status != http.StatusUnauthorized {
-		t.Errorf("POST /v1/sources without token: got %d, want 401 (before validation)", r.Status)
+	small := s.call("POST", "/v1/sources", map[string]any{}, "")
+	if small.Status != http.StatusUnauthorized {
+		t.Errorf("POST /v1/sources without token: got %d, want 401 (before validation)", small.Status)
+	}
+	// A body of unknown length over the body cap: the same 401, before it is read (else a 413).
+	if r := s.call("POST", "/v1/sources", servicetest.Unsized(4<<20), ""); r.Status != http.StatusUnauthorized || string(r.Body) != string(small.Body) {
+		t.Errorf("POST /v1/sources with an unsized body over the cap, without token: got %d %s, want 401 %s", r.Status, r.Body, small.Body)
 	}
 	s.admin("GET", "/v1/sources", nil, http.StatusOK)
 	for _, path := range []string{"/v1/build", "/healthz", "/readyz"} {
