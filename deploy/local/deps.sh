@@ -288,8 +288,8 @@ ensure_wrk() {
 }
 
 # Whether Debian's chromium exists (the browser tests of the HTML pages drive it headless through
-# pkg/browsertest); installs the package when it does not. The tests look for chromium,
-# chromium-browser, google-chrome or $CHROMIUM_PATH, in that order of preference.
+# pkg/browsertest); installs the package when it does not. The tests use $CHROMIUM_PATH when set,
+# else the first of chromium, chromium-browser, google-chrome on PATH.
 ensure_chromium() {
   if [ -n "${CHROMIUM_PATH:-}" ] && [ -x "$CHROMIUM_PATH" ]; then return 0; fi
   command -v chromium >/dev/null 2>&1 && return 0

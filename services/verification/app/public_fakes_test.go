@@ -13,22 +13,22 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 )
 
-// fakeDNS is a loopback DNS server (UDP) answering A and TXT questions from its tables; any other
+// publicFakeDNS is a loopback DNS server (UDP) answering A and TXT questions from its tables; any other
 // name is NXDOMAIN.
-type fakeDNS struct {
+type publicFakeDNS struct {
 	addr string
 	mu   sync.Mutex
 	a    map[string]netip.Addr
 	txt  map[string][]string
 }
 
-func newFakeDNS(t testing.TB) *fakeDNS {
+func newPublicFakeDNS(t testing.TB) *publicFakeDNS {
 	t.Helper()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &fakeDNS{addr: pc.LocalAddr().String(), a: map[string]netip.Addr{}, txt: map[string][]string{}}
+	d := &publicFakeDNS{addr: pc.LocalAddr().String(), a: map[string]netip.Addr{}, txt: map[string][]string{}}
 	t.Cleanup(func() { _ = pc.Close() })
 	go func() {
 		buf := make([]byte, 1500)
@@ -45,19 +45,19 @@ func newFakeDNS(t testing.TB) *fakeDNS {
 	return d
 }
 
-func (d *fakeDNS) setA(name string, addr netip.Addr) {
+func (d *publicFakeDNS) setA(name string, addr netip.Addr) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.a[strings.ToLower(name)+"."] = addr
 }
 
-func (d *fakeDNS) setTXT(name string, values ...string) {
+func (d *publicFakeDNS) setTXT(name string, values ...string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.txt[strings.ToLower(name)+"."] = values
 }
 
-func (d *fakeDNS) answer(req []byte) []byte {
+func (d *publicFakeDNS) answer(req []byte) []byte {
 	var p dnsmessage.Parser
 	h, err := p.Start(req)
 	if err != nil {
@@ -98,17 +98,17 @@ func (d *fakeDNS) answer(req []byte) []byte {
 	return out
 }
 
-// fakeCodeHost is a loopback OAuth code host: its authorize page sends the browser back at once
+// publicFakeCodeHost is a loopback OAuth code host: its authorize page sends the browser back at once
 // with a code for login; it exchanges that code for a token and names login at /user.
-type fakeCodeHost struct {
+type publicFakeCodeHost struct {
 	*httptest.Server
 	mu    sync.Mutex
 	login string
 	codes map[string]string
 }
 
-func newFakeCodeHost(t testing.TB, login string) *fakeCodeHost {
-	f := &fakeCodeHost{login: login, codes: map[string]string{}}
+func newPublicFakeCodeHost(t testing.TB, login string) *publicFakeCodeHost {
+	f := &publicFakeCodeHost{login: login, codes: map[string]string{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /login/oauth/authorize", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()

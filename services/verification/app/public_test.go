@@ -18,9 +18,9 @@ import (
 	"github.com/trustlayer/trustlayer/services/verification/app"
 )
 
-// seedServer lists namespace/name as the registry sync would: a server row and its current
+// publicSeedServer lists namespace/name as the registry sync would: a server row and its current
 // snapshot, whose server.json names remotes.
-func seedServer(t testing.TB, s *stack, namespace, name string, remotes ...string) uuid.UUID {
+func publicSeedServer(t testing.TB, s *stack, namespace, name string, remotes ...string) uuid.UUID {
 	t.Helper()
 	ctx := context.Background()
 	id, snap := uuid.New(), uuid.New()
@@ -43,8 +43,8 @@ VALUES ($1, $2, 'https://registry.example', '1.0.0', 'active', true, $3, $4)`, s
 	return snap
 }
 
-// seedAudit records an audit of url at a time.
-func seedAudit(t testing.TB, s *stack, url string, at time.Time) {
+// publicSeedAudit records an audit of url at a time.
+func publicSeedAudit(t testing.TB, s *stack, url string, at time.Time) {
 	t.Helper()
 	if _, err := s.Pool.Exec(context.Background(), `
 INSERT INTO audits (id, kind, url, issuer, subject, verdict, score, report, created_at)
@@ -53,8 +53,8 @@ VALUES ($1, 'mcp', $2, 'test', 'test', 'pass', 100, '{}', $3)`, uuid.New(), url,
 	}
 }
 
-// seedChange records a change of a server's snapshot with a risk, detected at a time.
-func seedChange(t testing.TB, s *stack, namespace, name string, snap uuid.UUID, risk string, at time.Time) {
+// publicSeedChange records a change of a server's snapshot with a risk, detected at a time.
+func publicSeedChange(t testing.TB, s *stack, namespace, name string, snap uuid.UUID, risk string, at time.Time) {
 	t.Helper()
 	if _, err := s.Pool.Exec(context.Background(), `
 INSERT INTO intel_changes (id, server_id, namespace, name, from_snapshot_id, to_snapshot_id, from_version, to_version, field,
@@ -69,16 +69,16 @@ func TestPublicCoverageSummary(t *testing.T) {
 	t.Parallel()
 	s := startService(t, map[string]string{"VERIFICATION_COVERAGE_CACHE_TTL": "0s"})
 	now := time.Now()
-	a := seedServer(t, s, "com.example", "alpha", "https://alpha.example/mcp", "https://alpha.example/sse")
-	seedServer(t, s, "com.example", "beta", "https://beta.example/mcp")
-	seedServer(t, s, "io.github.alice", "local-only")
-	seedAudit(t, s, "https://alpha.example/sse", now.Add(-2*24*time.Hour))
-	seedAudit(t, s, "https://alpha.example/mcp", now.Add(-3*time.Hour))
-	seedAudit(t, s, "https://beta.example/mcp", now.Add(-20*24*time.Hour))
-	seedAudit(t, s, "https://unlisted.example/mcp", now)
-	seedChange(t, s, "com.example", "alpha", a, "high", now.Add(-time.Hour))
-	seedChange(t, s, "com.example", "alpha", a, "low", now.Add(-2*time.Hour))
-	seedChange(t, s, "com.example", "alpha", a, "medium", now.Add(-48*time.Hour))
+	a := publicSeedServer(t, s, "com.example", "alpha", "https://alpha.example/mcp", "https://alpha.example/sse")
+	publicSeedServer(t, s, "com.example", "beta", "https://beta.example/mcp")
+	publicSeedServer(t, s, "io.github.alice", "local-only")
+	publicSeedAudit(t, s, "https://alpha.example/sse", now.Add(-2*24*time.Hour))
+	publicSeedAudit(t, s, "https://alpha.example/mcp", now.Add(-3*time.Hour))
+	publicSeedAudit(t, s, "https://beta.example/mcp", now.Add(-20*24*time.Hour))
+	publicSeedAudit(t, s, "https://unlisted.example/mcp", now)
+	publicSeedChange(t, s, "com.example", "alpha", a, "high", now.Add(-time.Hour))
+	publicSeedChange(t, s, "com.example", "alpha", a, "low", now.Add(-2*time.Hour))
+	publicSeedChange(t, s, "com.example", "alpha", a, "medium", now.Add(-48*time.Hour))
 	if _, err := s.Pool.Exec(context.Background(), `INSERT INTO intel_registries (url, last_success_at, last_poll_at) VALUES ('https://registry.example', $1, $1)`, now); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestPublicCoverageSummaryCached(t *testing.T) {
 	t.Parallel()
 	s := startService(t, map[string]string{"VERIFICATION_COVERAGE_CACHE_TTL": "10m"})
 	first := s.Must("GET", "/v1/coverage-summary", nil, nil, http.StatusOK).Object(t)
-	seedServer(t, s, "com.example", "later")
+	publicSeedServer(t, s, "com.example", "later")
 	second := s.Must("GET", "/v1/coverage-summary", nil, nil, http.StatusOK).Object(t)
 	if first["generated_at"] != second["generated_at"] || second["servers_tracked"] != "0" || second["cache_seconds"] != float64(600) {
 		t.Errorf("within the TTL: got %v then %v, want the same cached answer (0 servers, cache_seconds 600)", first, second)
@@ -191,9 +191,8 @@ func TestPublicAnalyticsRateLimit(t *testing.T) {
 	})
 	ev := map[string]any{"name": "page_viewed", "page": "/claim"}
 	from := func(addr string) map[string]string { return map[string]string{"X-Forwarded-For": addr} }
-	for i := range 3 {
+	for range 3 {
 		s.Must("POST", "/api/analytics/events", ev, from("198.51.100.7"), http.StatusOK)
-		_ = i
 	}
 	r := s.Must("POST", "/api/analytics/events", ev, from("198.51.100.7"), http.StatusTooManyRequests)
 	var body struct {
@@ -206,10 +205,8 @@ func TestPublicAnalyticsRateLimit(t *testing.T) {
 	if body.Detail.Error != "contact_rate_limited" || body.Detail.RetryAfter < 1 || body.Detail.RetryAfter > 60 {
 		t.Errorf("429 body: got %s, want contact_rate_limited with retry_after_seconds 1..60", r.Body)
 	}
-	if v := r.Header.Get("Retry-After"); v != "" {
-		if n, err := strconv.Atoi(v); err != nil || n < 1 || n > 60 {
-			t.Errorf("Retry-After: got %q, want 1..60", v)
-		}
+	if n, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || n != body.Detail.RetryAfter {
+		t.Errorf("Retry-After: got %q, want %d", r.Header.Get("Retry-After"), body.Detail.RetryAfter)
 	}
 	// Another client is counted on its own; the refused event was not stored.
 	s.Must("POST", "/api/analytics/events", ev, from("198.51.100.8"), http.StatusOK)
@@ -240,9 +237,9 @@ func TestPublicAnalyticsRetention(t *testing.T) {
 	})
 }
 
-// claimEnv is the environment of a service whose claim checks resolve through dns and fetch over
+// publicClaimEnv is the environment of a service whose claim checks resolve through dns and fetch over
 // http on port.
-func claimEnv(dns *fakeDNS, port string, extra map[string]string) map[string]string {
+func publicClaimEnv(dns *publicFakeDNS, port string, extra map[string]string) map[string]string {
 	env := map[string]string{
 		"VERIFICATION_CLAIM_DNS_SERVER":    dns.addr,
 		"VERIFICATION_CLAIM_HTTP_SCHEME":   "http",
@@ -255,7 +252,7 @@ func claimEnv(dns *fakeDNS, port string, extra map[string]string) map[string]str
 	return env
 }
 
-type claimIntent struct {
+type publicClaimIntent struct {
 	ClaimID     string   `json:"claim_id"`
 	ClaimSecret string   `json:"claim_secret"`
 	Server      string   `json:"server"`
@@ -275,7 +272,7 @@ type claimIntent struct {
 
 func TestPublicClaimDomain(t *testing.T) {
 	t.Parallel()
-	dns := newFakeDNS(t)
+	dns := newPublicFakeDNS(t)
 	var proof string
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/.well-known/mcp-claim" || proof == "" {
@@ -288,16 +285,16 @@ func TestPublicClaimDomain(t *testing.T) {
 	_, port, _ := strings.Cut(strings.TrimPrefix(site.URL, "http://"), ":")
 	dns.setA("example.com", netip.MustParseAddr("127.0.0.1"))
 	dns.setA("example.org", netip.MustParseAddr("127.0.0.1"))
-	s := startService(t, claimEnv(dns, port, nil))
-	seedServer(t, s, "com.example", "weather")
-	seedServer(t, s, "org.example", "tides")
+	s := startService(t, publicClaimEnv(dns, port, nil))
+	publicSeedServer(t, s, "com.example", "weather")
+	publicSeedServer(t, s, "org.example", "tides")
 
 	// An unlisted server, a malformed name: refused.
 	s.Must("POST", "/claim/intent", map[string]any{"server": "com.example/unlisted"}, nil, http.StatusNotFound)
 	s.Must("POST", "/claim/intent", map[string]any{"server": "<script>alert(1)</script>"}, nil, http.StatusUnprocessableEntity)
 	s.Must("POST", "/claim/intent", map[string]any{"server": "com.example/weather", "source": "bad source!"}, nil, http.StatusUnprocessableEntity)
 
-	var in claimIntent
+	var in publicClaimIntent
 	s.Must("POST", "/claim/intent", map[string]any{"server": "com.example/weather", "source": "badge"}, nil, http.StatusOK).Decode(t, &in)
 	if in.Status != "pending" || strings.Join(in.Methods, ",") != "dns,http" || in.Token == "" || in.ClaimSecret == "" ||
 		in.DNS == nil || in.DNS.RecordName != "_mcp-claim.example.com" || in.DNS.RecordValue != "mcp-claim="+in.Token ||
@@ -331,7 +328,7 @@ func TestPublicClaimDomain(t *testing.T) {
 	}
 
 	// The HTTP proof of the other domain.
-	var other claimIntent
+	var other publicClaimIntent
 	s.Must("POST", "/claim/intent", map[string]any{"server": "org.example/tides"}, nil, http.StatusOK).Decode(t, &other)
 	startOther := func() map[string]any {
 		return s.Must("POST", "/claim/start", map[string]any{"claim_id": other.ClaimID, "claim_secret": other.ClaimSecret, "method": "http"}, nil, http.StatusOK).Object(t)
@@ -347,15 +344,15 @@ func TestPublicClaimDomain(t *testing.T) {
 
 func TestPublicClaimHTTPProofSSRF(t *testing.T) {
 	t.Parallel()
-	dns := newFakeDNS(t)
+	dns := newPublicFakeDNS(t)
 	dns.setA("example.com", netip.MustParseAddr("127.0.0.1"))
 	// Without the private range opened, a domain resolving to loopback is never fetched.
 	s := startService(t, map[string]string{
 		"VERIFICATION_CLAIM_DNS_SERVER":  dns.addr,
 		"VERIFICATION_CLAIM_HTTP_SCHEME": "http",
 	})
-	seedServer(t, s, "com.example", "weather")
-	var in claimIntent
+	publicSeedServer(t, s, "com.example", "weather")
+	var in publicClaimIntent
 	s.Must("POST", "/claim/intent", map[string]any{"server": "com.example/weather"}, nil, http.StatusOK).Decode(t, &in)
 	got := s.Must("POST", "/claim/start", map[string]any{"claim_id": in.ClaimID, "claim_secret": in.ClaimSecret, "method": "http"}, nil, http.StatusOK).Object(t)
 	if got["status"] != "pending" || strings.Contains(fmt.Sprint(got["reason"]), "127.0.0.1") {
@@ -365,7 +362,7 @@ func TestPublicClaimHTTPProofSSRF(t *testing.T) {
 
 func TestPublicClaimCodeHost(t *testing.T) {
 	t.Parallel()
-	host := newFakeCodeHost(t, "Alice")
+	host := newPublicFakeCodeHost(t, "Alice")
 	s := startService(t, map[string]string{
 		"VERIFICATION_CODE_HOST_URL":           host.URL,
 		"VERIFICATION_CODE_HOST_API_URL":       host.URL,
@@ -373,10 +370,10 @@ func TestPublicClaimCodeHost(t *testing.T) {
 		"VERIFICATION_CODE_HOST_CLIENT_SECRET": "test-secret",
 		"VERIFICATION_CODE_HOST_CALLBACK_URL":  "http://service.invalid/claim/callback",
 	})
-	seedServer(t, s, "io.github.alice", "weather")
-	seedServer(t, s, "io.github.bob", "tides")
+	publicSeedServer(t, s, "io.github.alice", "weather")
+	publicSeedServer(t, s, "io.github.bob", "tides")
 	verify := func(server string) (map[string]any, *http.Response, string) {
-		var in claimIntent
+		var in publicClaimIntent
 		s.Must("POST", "/claim/intent", map[string]any{"server": server}, nil, http.StatusOK).Decode(t, &in)
 		if strings.Join(in.Methods, ",") != "code_host" || in.Token != "" || in.DNS != nil {
 			t.Fatalf("intent of %s: got %+v, want the code_host method alone", server, in)
@@ -420,8 +417,8 @@ func TestPublicClaimCodeHost(t *testing.T) {
 func TestPublicClaimCodeHostNotConfigured(t *testing.T) {
 	t.Parallel()
 	s := startService(t)
-	seedServer(t, s, "io.github.alice", "weather")
-	var in claimIntent
+	publicSeedServer(t, s, "io.github.alice", "weather")
+	var in publicClaimIntent
 	s.Must("POST", "/claim/intent", map[string]any{"server": "io.github.alice/weather"}, nil, http.StatusOK).Decode(t, &in)
 	got := s.Must("POST", "/claim/start", map[string]any{"claim_id": in.ClaimID, "claim_secret": in.ClaimSecret, "method": "code_host"}, nil, http.StatusServiceUnavailable).Object(t)
 	if d, _ := got["detail"].(map[string]any); d["error"] != "code_host_unavailable" {
@@ -435,8 +432,8 @@ func TestPublicClaimRateLimits(t *testing.T) {
 		"VERIFICATION_CLAIM_INTENTS_PER_CLIENT_HOUR": "2",
 		"VERIFICATION_CLAIM_CHECKS_PER_CLIENT_HOUR":  "1",
 	})
-	seedServer(t, s, "com.example", "weather")
-	var in claimIntent
+	publicSeedServer(t, s, "com.example", "weather")
+	var in publicClaimIntent
 	s.Must("POST", "/claim/intent", map[string]any{"server": "com.example/weather"}, nil, http.StatusOK).Decode(t, &in)
 	s.Must("POST", "/claim/intent", map[string]any{"server": "com.example/weather"}, nil, http.StatusOK)
 	r := s.Must("POST", "/claim/intent", map[string]any{"server": "com.example/weather"}, nil, http.StatusTooManyRequests)
