@@ -13,7 +13,7 @@ import (
 // Unavailable reports whether err means that the database could not be reached or dropped the
 // connection, rather than that it refused the statement: a failed connection attempt
 // (pgconn.ConnectError: refused, timed out, DNS, TLS, a server that is starting or shutting down), a
-// network error or an end of stream on an open connection, a connection pgx had already closed, and
+// network error or an unexpected end of stream on an open connection, a connection pgx had already closed, and
 // the server's own connection-class answers (SQLSTATE class 08, 57P01-57P03 shutdown and recovery,
 // 53300 too many connections). Every service maps a true answer to 503 with Retry-After, since the
 // same request can succeed once the database is back; any other error keeps its own mapping.
@@ -39,13 +39,14 @@ func Unavailable(err error) bool {
 	if errors.As(err, &netErr) {
 		return true
 	}
-	// pgconn's own errors say whether nothing was sent yet; one that was, and ended in the middle of
-	// a message or on a timeout of the connection, is a connection lost under the statement.
+	// pgconn's own errors say whether nothing was sent yet, or that a timeout cut the connection.
 	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
 		return true
 	}
-	var fromPgconn interface{ SafeToRetry() bool }
-	if errors.As(err, &fromPgconn) && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
+	// A connection that dies under a statement surfaces as a bare io.ErrUnexpectedEOF (pgproto3
+	// turns the end of the stream in the middle of reading a message into it; measured through
+	// pgtest.Proxy's Cut). Readers of request bodies or files answer io.EOF, not this.
+	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return true
 	}
 	return false

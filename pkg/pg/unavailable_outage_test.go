@@ -34,6 +34,7 @@ func TestUnavailableClassifiesErrors(t *testing.T) {
 		{"immutable row", &pgconn.PgError{Code: "23000"}, false},
 		{"query cancelled 57014", &pgconn.PgError{Code: "57014"}, false},
 		{"caller cancelled", fmt.Errorf("q: %w", context.Canceled), false},
+		{"connection died under a statement", fmt.Errorf("create organization: %w", io.ErrUnexpectedEOF), true},
 		{"plain EOF (not from the driver)", io.EOF, false},
 		{"other error", errors.New("boom"), false},
 	} {

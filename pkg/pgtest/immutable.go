@@ -10,14 +10,14 @@ import (
 )
 
 // ImmutableTables lists the tables of schema public that the database itself keeps immutable: those
-// with a BEFORE row trigger on UPDATE or DELETE (some let a marked purge delete; none lets an update
-// through). Sorted by name.
+// with a BEFORE row trigger on UPDATE and DELETE (some let a marked purge or prune delete; none lets
+// an update through). Sorted by name.
 func ImmutableTables(t testing.TB, dbURL string) []string {
 	t.Helper()
 	return tableNames(t, dbURL, `
 		SELECT DISTINCT c.relname FROM pg_trigger tg JOIN pg_class c ON c.oid = tg.tgrelid
 		 WHERE c.relnamespace = 'public'::regnamespace AND NOT tg.tgisinternal
-		   AND tg.tgtype & 1 = 1 AND tg.tgtype & 2 = 2 AND tg.tgtype & (8 | 16) <> 0
+		   AND tg.tgtype & 1 = 1 AND tg.tgtype & 2 = 2 AND tg.tgtype & 8 = 8 AND tg.tgtype & 16 = 16
 		 ORDER BY 1`)
 }
 
@@ -148,6 +148,18 @@ func literalOf(typ, category, enumLabel string) string {
 // the two ways around the triggers, ALTER TABLE ... DISABLE TRIGGER and session_replication_role.
 func Refused(t testing.TB, appURL, table string) {
 	t.Helper()
+	refused(t, appURL, table, true)
+}
+
+// RefusedButDelete is Refused for a table whose rows never change but may be deleted one by one (a
+// retention): DELETE is not tried.
+func RefusedButDelete(t testing.TB, appURL, table string) {
+	t.Helper()
+	refused(t, appURL, table, false)
+}
+
+func refused(t testing.TB, appURL, table string, deleteToo bool) {
+	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, appURL)
 	if err != nil {
@@ -160,15 +172,18 @@ func Refused(t testing.TB, appURL, table string) {
 		t.Fatalf("pgtest: first column of %s: %v", table, err)
 	}
 	tbl, col := pgx.Identifier{table}.Sanitize(), pgx.Identifier{first}.Sanitize()
-	for _, s := range []string{
+	stmts := []string{
 		"TRUNCATE " + tbl,
 		"TRUNCATE " + tbl + " CASCADE",
 		"UPDATE " + tbl + " SET " + col + " = " + col,
-		"DELETE FROM " + tbl,
 		"ALTER TABLE " + tbl + " DISABLE TRIGGER ALL",
 		"ALTER TABLE " + tbl + " DISABLE TRIGGER USER",
 		"SET session_replication_role = replica",
-	} {
+	}
+	if deleteToo {
+		stmts = append(stmts, "DELETE FROM "+tbl)
+	}
+	for _, s := range stmts {
 		if tag, err := conn.Exec(ctx, s); err == nil {
 			t.Errorf("as the application role, %q succeeded (%s); want it refused", s, tag)
 		}
