@@ -8,11 +8,9 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -454,6 +452,18 @@ func TestReliabilityRunLeases(t *testing.T) {
 	if r := s.Do("POST", runsPath+"/runs/"+r2["id"].(string)+"/baseline/promote", map[string]any{}, o.auth); r.Status != http.StatusConflict {
 		t.Errorf("promote a failed run: %d", r.Status)
 	}
+	// A target the guard refuses by the time the worker audits it: failed with a stable code and a
+	// safe message.
+	f := s.scan(o, map[string]any{"target_id": target})
+	if _, err := s.Pool.Exec(ctx, `UPDATE reliability_targets SET url = 'https://127.0.0.1:1/mcp' WHERE id = $1`, target); err != nil {
+		t.Fatal(err)
+	}
+	s.work(4)
+	got = s.run(o, f["id"].(string))
+	if got["state"] != "failed" || got["failure_code"] != "target_refused" || got["decision"] != "" ||
+		!strings.HasPrefix(got["failure_message"].(string), "target refused (https_port_required)") || got["evidence_sha256"] == "" {
+		t.Errorf("refused run %v", got)
+	}
 	// A queued run has no evidence yet.
 	q := s.scan(o, map[string]any{"target_id": target2})
 	if r := s.Do("GET", runsPath+"/runs/"+q["id"].(string)+"/evidence", nil, o.auth); r.Status != http.StatusConflict || runsCode(t, r) != "run_not_finished" {
@@ -580,7 +590,28 @@ func TestReliabilityEnqueueDue(t *testing.T) {
 	if got := a.Count(`SELECT count(*) FROM reliability_runs WHERE state IN ('queued', 'running')`); got != 0 {
 		t.Errorf("%d runs left in flight", got)
 	}
-	_ = busy
-	_ = time.Second
-	_ = strconv.Itoa
+	if got := a.run(o, busy["id"].(string)); got["trigger"] != "manual" {
+		t.Errorf("the busy target's run %v", got)
+	}
+}
+
+// TestReliabilityRunSettings: the worker's settings are checked at start, one message per problem.
+func TestReliabilityRunSettings(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ name, value string }{
+		{"RELIABILITY_WORKER_CONCURRENCY", "0"},
+		{"RELIABILITY_WORKER_CONCURRENCY", "257"},
+		{"RELIABILITY_WORKER_POLL_INTERVAL", "1ms"},
+		{"RELIABILITY_RUN_LEASE", "1s"},
+		{"RELIABILITY_RUN_MAX_ATTEMPTS", "0"},
+	} {
+		env := map[string]string{app.EnvPrefix + "DATABASE_URL": "postgres://unused", app.EnvPrefix + c.name: c.value}
+		_, err := app.LoadConfig(func(k string) string { return env[k] })
+		if err == nil || !strings.Contains(err.Error(), app.EnvPrefix+c.name) {
+			t.Errorf("%s=%s: %v", c.name, c.value, err)
+		}
+	}
+	if !slices.Contains(app.ConfigVars(), app.EnvPrefix+"RELIABILITY_RUN_LEASE") {
+		t.Error("ConfigVars lacks RELIABILITY_RUN_LEASE")
+	}
 }
