@@ -17,7 +17,9 @@ import (
 type ReliabilityBilling struct{ pool *pgxpool.Pool }
 
 // NewReliabilityBilling returns the billing store.
-func NewReliabilityBilling(pool *pgxpool.Pool) *ReliabilityBilling { return &ReliabilityBilling{pool: pool} }
+func NewReliabilityBilling(pool *pgxpool.Pool) *ReliabilityBilling {
+	return &ReliabilityBilling{pool: pool}
+}
 
 const billingWorkspaceColumns = `organization_id, plan, billing_status, coalesce(stripe_customer_id, ''),
 coalesce(stripe_subscription_id, ''), current_period_start, current_period_end, subscription_event_at`
