@@ -1,10 +1,12 @@
 package app_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/trustlayer/trustlayer/services/verification/internal/codehost/codehosttest"
@@ -168,5 +170,107 @@ func TestReliabilityWorkspaceInstallation(t *testing.T) {
 	s.Must("POST", path, map[string]any{"installation_id": 77, "setup_action": "install"}, other, 200).Decode(t, &res)
 	if !res.Linked || res.RepositoriesAdded != 121 {
 		t.Errorf("link after the first workspace's deletion: got linked %v, added %d", res.Linked, res.RepositoriesAdded)
+	}
+}
+
+// TestReliabilityWorkspaceConcurrency sends racing requests: target creations past the plan's
+// limit, replayed callbacks, and two workspaces claiming one installation.
+func TestReliabilityWorkspaceConcurrency(t *testing.T) {
+	t.Parallel()
+	fake, env := wsCodeHost(t)
+	fake.AddInstallation(501, "acme", codehosttest.Repo{ID: 1, FullName: "acme/a", DefaultBranch: "main"},
+		codehosttest.Repo{ID: 2, FullName: "acme/b", DefaultBranch: "main"})
+	fake.AddInstallation(502, "contested", codehosttest.Repo{ID: 3, FullName: "contested/c", DefaultBranch: "main"})
+	s := startService(t, env)
+	org, h := s.wsWorkspace("Racers")
+	orgB, hB := s.wsWorkspace("Rivals")
+	repo := s.wsRepository(h, "acme/racing")
+
+	const n = 8
+	statuses := make(chan int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			statuses <- s.Do("POST", wsPrefix+"/repositories/"+repo+"/targets", map[string]any{"name": fmt.Sprint("t", i), "url": wsURL(i)}, h).Status
+		})
+	}
+	wg.Wait()
+	close(statuses)
+	got := map[int]int{}
+	for st := range statuses {
+		got[st]++
+	}
+	if got[201] != 3 || got[402] != n-3 {
+		t.Errorf("%d racing creations on the free plan: got statuses %v, want 3 created and %d refused", n, got, n-3)
+	}
+	if c := s.Count(`SELECT count(*) FROM reliability_targets WHERE organization_id = $1`, org); c != 3 {
+		t.Errorf("targets stored: got %d, want 3", c)
+	}
+
+	type answer struct {
+		status int
+		linked bool
+	}
+	answers := make(chan answer, n)
+	for range n {
+		wg.Go(func() {
+			r := s.Do("POST", wsPrefix+"/code-host/installations/callback", map[string]any{"installation_id": 501, "setup_action": "install"}, h)
+			var res wsInstallation
+			if r.Status == 200 {
+				_ = json.Unmarshal(r.Body, &res)
+			}
+			answers <- answer{r.Status, res.Linked}
+		})
+	}
+	wg.Wait()
+	close(answers)
+	linked := 0
+	for a := range answers {
+		if a.status != 200 {
+			t.Errorf("a replayed callback: got %d, want 200", a.status)
+		}
+		if a.linked {
+			linked++
+		}
+	}
+	if linked != 1 {
+		t.Errorf("racing replays: %d answered linked, want exactly 1", linked)
+	}
+	if c := s.Count(`SELECT count(*) FROM reliability_repositories WHERE organization_id = $1 AND provider = 'code-host'`, org); c != 2 {
+		t.Errorf("registered repositories: got %d, want 2", c)
+	}
+
+	// Two workspaces race for one installation: one gets it, every call of the other is 409.
+	type claim struct {
+		org    string
+		status int
+	}
+	claims := make(chan claim, 2*n)
+	for i := range 2 * n {
+		o, hh := org, h
+		if i%2 == 1 {
+			o, hh = orgB, hB
+		}
+		wg.Go(func() {
+			claims <- claim{o, s.Do("POST", wsPrefix+"/code-host/installations/callback", map[string]any{"installation_id": 502, "setup_action": "install"}, hh).Status}
+		})
+	}
+	wg.Wait()
+	close(claims)
+	winners := map[string]bool{}
+	for c := range claims {
+		switch c.status {
+		case 200:
+			winners[c.org] = true
+		case 409:
+		default:
+			t.Errorf("a contested callback: got %d, want 200 or 409", c.status)
+		}
+	}
+	if len(winners) != 1 {
+		t.Errorf("contested installation: %d workspaces got it, want exactly 1", len(winners))
+	}
+	if c := s.Count(`SELECT count(*) FROM reliability_repositories WHERE full_name = 'contested/c' AND organization_id IN ($1, $2)`, org, orgB); c != 1 {
+		t.Errorf("contested repository rows: got %d, want 1", c)
 	}
 }
