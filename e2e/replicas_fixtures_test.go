@@ -174,23 +174,31 @@ func (r *fakeRegistry) serve(w http.ResponseWriter, req *http.Request) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"servers": items, "metadata": map[string]any{"count": len(items)}})
 }
 
-// hookReceiver is a loopback webhook receiver that answers 200 and counts deliveries by endpoint path
-// and webhook-id header.
+// hookReceiver is a loopback webhook receiver that counts deliveries by endpoint path and webhook-id
+// header. It answers 200, except to the first delivery of each webhook-id on the path failFirst,
+// which it answers 500, so that the delivery is retried.
 type hookReceiver struct {
 	*httptest.Server
-	mu    sync.Mutex
-	count map[string]int // path + " " + webhook-id
-	total int
+	failFirst string
+	mu        sync.Mutex
+	count     map[string]int // path + " " + webhook-id
+	total     int
 }
 
-func newHookReceiver(t *testing.T) *hookReceiver {
-	h := &hookReceiver{count: map[string]int{}}
+func newHookReceiver(t *testing.T, failFirst string) *hookReceiver {
+	h := &hookReceiver{count: map[string]int{}, failFirst: failFirst}
 	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		_, _ = io.Copy(io.Discard, req.Body)
+		k := req.URL.Path + " " + req.Header.Get("webhook-id")
 		h.mu.Lock()
-		h.count[req.URL.Path+" "+req.Header.Get("webhook-id")]++
+		h.count[k]++
 		h.total++
+		n := h.count[k]
 		h.mu.Unlock()
+		if req.URL.Path == h.failFirst && n == 1 {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
 		w.WriteHeader(http.StatusOK)
 	}))
 	t.Cleanup(h.Close)

@@ -43,9 +43,11 @@ func buildBinaries(t *testing.T) string {
 	}
 	cmd := exec.Command("go", args...)
 	cmd.Dir = ".." // the repository root, where go.work joins the modules
+	began := time.Now()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build of the services: %v\n%s", err, out)
 	}
+	t.Logf("built the three services in %s", time.Since(began).Round(time.Millisecond))
 	return dir
 }
 

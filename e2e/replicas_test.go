@@ -43,7 +43,7 @@ func TestReplicas(t *testing.T) {
 	for i := range 6 {
 		registry.publish(registryServer(fmt.Sprintf("io.example/replica-%d", i), "first description"))
 	}
-	hooks := newHookReceiver(t)
+	hooks := newHookReceiver(t, "/retried")
 
 	loopback := "127.0.0.0/8,::1"
 	ingestion := newReplicaSet(t, bin, "ingestion", pgtest.NewDatabase(t), map[string]string{
@@ -63,10 +63,13 @@ func TestReplicas(t *testing.T) {
 		"VERIFICATION_REGISTRY_POLL_INTERVAL":     registryPollInterval.String(),
 		"VERIFICATION_REGISTRY_MAX_ATTEMPTS":      "1",
 		"VERIFICATION_WEBHOOK_SCHEDULER_INTERVAL": "1s",
+		"VERIFICATION_WEBHOOK_RETRY_BASE":         "1s",
+		"VERIFICATION_WEBHOOK_RETRY_MAX":          "2s",
 		"VERIFICATION_WEBHOOK_TIMEOUT":            "5s",
 		"VERIFICATION_WATCH_LIMIT":                "4",
 		"VERIFICATION_WEBHOOK_ENDPOINT_LIMIT":     "3",
 		"VERIFICATION_WATCH_API_LIMIT":            "3",
+		"VERIFICATION_FEED_EXPORT_INTERVAL":       "1m", // the shortest allowed
 		// Watch runs audit their targets; no check here needs them, and the targets below are public
 		// addresses the test machine should not be made to call.
 		"VERIFICATION_WATCH_SCHEDULER": "false",
@@ -114,6 +117,10 @@ func TestReplicas(t *testing.T) {
 		t.Run("registry polls once per due time", func(t *testing.T) {
 			t.Parallel()
 			testRegistryPollsOncePerDueTime(t, verification, registry)
+		})
+		t.Run("data-feed export runs once per interval", func(t *testing.T) {
+			t.Parallel()
+			testFeedExportOncePerInterval(t, verification)
 		})
 		t.Run("webhook deliveries are sent once", func(t *testing.T) {
 			t.Parallel()
@@ -294,13 +301,58 @@ func testRegistryPollsOncePerDueTime(t *testing.T, verification *replicaSet, reg
 	}
 }
 
+// testFeedExportOncePerInterval: the data feeds are exported once per interval, not once per replica.
+// The replicas' first exports fall due one interval after each started, seconds apart.
+func testFeedExportOncePerInterval(t *testing.T, verification *replicaSet) {
+	org := must(t, http.StatusCreated, "POST", verification.url()+"/v1/intelligence/organizations", map[string]any{"name": "Feed Org"}, admin()...)
+	key := must(t, http.StatusCreated, "POST", verification.url()+"/v1/intelligence/organizations/"+org["id"].(string)+"/api-keys",
+		map[string]any{"name": "e2e"}, admin()...)["api_key"].(string)
+	artifacts := func() map[string]int {
+		out := map[string]int{}
+		for _, it := range must(t, http.StatusOK, "GET", verification.url()+"/v1/intelligence/data", nil, bearerHeader(key)...)["datasets"].([]any) {
+			d := it.(map[string]any)
+			var n int
+			_, _ = fmt.Sscan(fmt.Sprint(d["artifact_count"]), &n) // an int64: a JSON string
+			out[d["name"].(string)] = n
+		}
+		return out
+	}
+	total := func() int {
+		n := 0
+		for _, c := range artifacts() {
+			n += c
+		}
+		return n
+	}
+	waitFor(t, 2*time.Minute, "the first export", func() bool { return total() > 0 })
+	// The other replicas' exports fall due within the next 5 s (their starts' spread).
+	quiet(t, 8*time.Second, time.Minute, "the artifacts", total)
+	var extra []string
+	for name, n := range artifacts() {
+		if n != 2 {
+			extra = append(extra, fmt.Sprintf("%s: %d artifacts", name, n))
+		}
+	}
+	if len(extra) > 0 {
+		msg := fmt.Sprintf("one interval's export, want 2 artifacts per dataset (JSON Lines and CSV): %s", strings.Join(extra, ", "))
+		if !knownBugs {
+			t.Skip("known bug: " + msg + "; feeds.Exporter.Run exports on every replica's tick, and WithExportLock only keeps two " +
+				"exports from overlapping, so N replicas export N times per interval; E2E_REPLICAS_KNOWN_BUGS=1 fails here")
+		}
+		t.Error(msg)
+	}
+}
+
 // testWebhooksSentOnce: each change on a watched server is delivered once to each endpoint, whichever
 // replica polled, matched and worked the delivery.
 func testWebhooksSentOnce(t *testing.T, verification *replicaSet, registry *fakeRegistry, hooks *hookReceiver) {
 	org := must(t, http.StatusCreated, "POST", verification.url()+"/v1/intelligence/organizations", map[string]any{"name": "Webhook Org"}, admin()...)
 	key := must(t, http.StatusCreated, "POST", verification.url()+"/v1/intelligence/organizations/"+org["id"].(string)+"/api-keys",
 		map[string]any{"name": "e2e"}, admin()...)["api_key"].(string)
-	for _, path := range []string{"/a", "/b"} {
+	// Two endpoints that answer 200, and one that fails each delivery's first attempt: its retry is
+	// scheduled in PostgreSQL and enqueued by whichever replica's retry scheduler claims it.
+	paths := map[string]int{"/a": 1, "/b": 1, "/retried": 2} // requests per delivery
+	for path := range paths {
 		must(t, http.StatusCreated, "POST", verification.url()+"/v1/intelligence/webhooks/endpoints",
 			map[string]any{"url": hooks.URL + path, "event_types": []string{"intel.change"}}, bearerHeader(key)...)
 	}
@@ -312,17 +364,18 @@ func testWebhooksSentOnce(t *testing.T, verification *replicaSet, registry *fake
 	for i := range 6 {
 		registry.publish(registryServer(fmt.Sprintf("io.example/replica-%d", i), "second description"))
 	}
-	want := watched * 2 // one change per watched server, to two endpoints
-	waitFor(t, 60*time.Second, fmt.Sprintf("%d deliveries", want), func() bool { return hooks.totalCount() >= want })
+	want := watched * (1 + 1 + 2) // one change per watched server, to each endpoint, one retried
+	waitFor(t, 60*time.Second, fmt.Sprintf("%d delivery requests", want), func() bool { return hooks.totalCount() >= want })
 	// Quiet for longer than a poll interval: a second poll of the same listing must not deliver again.
 	quiet(t, registryPollInterval+2*time.Second, 60*time.Second, "the deliveries", hooks.totalCount)
 	got, total := hooks.snapshot()
-	if len(got) != want || total != want {
-		t.Errorf("got %d deliveries of %d (endpoint, webhook-id) pairs, want %d, each once: %v", total, len(got), want, got)
+	if len(got) != watched*len(paths) || total != want {
+		t.Errorf("got %d requests for %d (endpoint, webhook-id) pairs, want %d for %d: %v", total, len(got), want, watched*len(paths), got)
 	}
 	for k, n := range got {
-		if n != 1 {
-			t.Errorf("delivery %q sent %d times, want once", k, n)
+		path, _, _ := strings.Cut(k, " ")
+		if n != paths[path] {
+			t.Errorf("delivery %q: %d requests, want %d", k, n, paths[path])
 		}
 	}
 	// Each change was recorded once, by whichever replica polled.
