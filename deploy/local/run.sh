@@ -3,7 +3,8 @@
 #
 #   1. PostgreSQL and NATS (JetStream): used if already running, otherwise started (deps.sh)
 #   2. the database each <SVC>_DATABASE_URL names (default: verification, scoring and ingestion on
-#      the local PostgreSQL), created when missing
+#      the local PostgreSQL), created when missing; by default owned by <svc>_owner, which the
+#      migrations run as, with the service serving as <svc>_app (docs/database-roles.md)
 #   3. the three services, built with version stamps into .local/bin and started in the background
 #   4. waits; Ctrl-C (or TERM to the process group) stops the services, then whatever step 1 started
 #
@@ -134,9 +135,17 @@ ensure_pg_client
 # ---------------------------------------------------------------------------------------------
 # 2. Databases: the one each *_DATABASE_URL names, created when missing
 # ---------------------------------------------------------------------------------------------
+# A service whose *_DATABASE_URL the caller did not set gets the roles of a deployment
+# (docs/database-roles.md): <svc>_owner owns the database and runs the migrations
+# (<SVC>_MIGRATE_DATABASE_URL), <svc>_app is what the service serves as. Their passwords are random
+# per run. A URL the caller set is used as it is, with the roles it names.
+declare -A MAKE_ROLES=()
 for svc in "${SERVICES[@]}"; do
   v=$(prefix "$svc")_DATABASE_URL
-  export "$v=${!v:-postgres://postgres@127.0.0.1:$PGPORT/$svc?sslmode=disable}"
+  if [ -z "${!v:-}" ]; then
+    MAKE_ROLES[$svc]=1
+    export "$v=postgres://postgres@127.0.0.1:$PGPORT/$svc?sslmode=disable" # to create the database
+  fi
 done
 
 # The maintenance URL of a database URL: the same server, user and parameters, database "postgres".
@@ -166,6 +175,45 @@ for svc in "${SERVICES[@]}"; do
       { echo "run: could not create database $db for $v (does its user have CREATEDB?)" >&2; exit 1; }
     log "created database $db"
   fi
+done
+
+for svc in "${!MAKE_ROLES[@]}"; do
+  p=$(prefix "$svc")
+  v=${p}_DATABASE_URL
+  admin_db=${!v}
+  owner=${svc}_owner app=${svc}_app
+  owner_pw=$(random_hex) app_pw=$(random_hex)
+  # Idempotent: roles made once, passwords set on every run; a database made by an earlier run as
+  # postgres is handed to the owner with everything in it.
+  psql -w -X -q -v ON_ERROR_STOP=1 -v db="$svc" -v owner="$owner" -v app="$app" \
+    -v owner_pw="$owner_pw" -v app_pw="$app_pw" "$(maintenance_url "$admin_db")" <<'SQL' >/dev/null ||
+SELECT format('CREATE ROLE %I LOGIN', r) FROM unnest(ARRAY[:'owner', :'app']) r
+ WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r) \gexec
+ALTER ROLE :"owner" LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD :'owner_pw';
+ALTER ROLE :"app" LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD :'app_pw';
+ALTER DATABASE :"db" OWNER TO :"owner";
+\connect :"db"
+SELECT set_config('run.owner', :'owner', false);
+DO $$
+DECLARE r record;
+BEGIN
+  FOR r IN SELECT c.relname FROM pg_class c
+            WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm')
+              AND pg_get_userbyid(c.relowner) <> current_setting('run.owner') LOOP
+    EXECUTE format('ALTER TABLE public.%I OWNER TO %I', r.relname, current_setting('run.owner'));
+  END LOOP;
+  FOR r IN SELECT p.oid::regprocedure AS fn FROM pg_proc p
+            WHERE p.pronamespace = 'public'::regnamespace
+              AND pg_get_userbyid(p.proowner) <> current_setting('run.owner') LOOP
+    EXECUTE format('ALTER ROUTINE %s OWNER TO %I', r.fn, current_setting('run.owner'));
+  END LOOP;
+END $$;
+REVOKE CREATE ON SCHEMA public FROM PUBLIC;
+SQL
+    { echo "run: could not set up the roles $owner and $app of database $svc" >&2; exit 1; }
+  host_part="127.0.0.1:$PGPORT/$svc?sslmode=disable"
+  export "${p}_MIGRATE_DATABASE_URL=postgres://$owner:$owner_pw@$host_part"
+  export "${p}_DATABASE_URL=postgres://$app:$app_pw@$host_part"
 done
 
 # ---------------------------------------------------------------------------------------------
@@ -259,7 +307,10 @@ for svc in "${SERVICES[@]}"; do
   printf '%-14s %-28s %-22s %s\n' "$svc" "${HTTP_URL[$svc]}" "$(dial_addr "${!v}")" "${LOG_DIR#"$ROOT"/}/$svc.log"
 done
 echo
-echo "PostgreSQL 127.0.0.1:$PGPORT (user postgres)   NATS $NATS_URL"
+echo "PostgreSQL 127.0.0.1:$PGPORT   NATS $NATS_URL"
+if [ "${#MAKE_ROLES[@]}" -gt 0 ]; then
+  echo "Database roles: each service serves as <service>_app and migrates as <service>_owner (docs/database-roles.md)"
+fi
 echo "MCP endpoint (scoring): ${HTTP_URL[scoring]}/mcp   API descriptions: <HTTP>/openapi.json"
 echo "First calls to try: README.md, section \"First calls\""
 echo "Press Ctrl-C to stop."
