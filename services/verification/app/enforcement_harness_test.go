@@ -62,17 +62,18 @@ func seedServer(t *testing.T, s *stack, srv intelServer) {
 		}
 	}
 	exec(`INSERT INTO intel_servers (id, namespace, name) VALUES ($1, $2, $3)`, serverID, ns, name)
+	// Only the current snapshot is its server's latest.
 	insertSnapshot := `INSERT INTO intel_snapshots (id, server_id, registry, version, status, is_latest, content_hash, server_json)
-VALUES ($1, $2, 'https://registry.test', $3, $4, true, $5, $6)`
+VALUES ($1, $2, 'https://registry.test', $3, $4, $7, $5, $6)`
 	if srv.risk != "" {
 		prevID := uuid.New()
-		exec(insertSnapshot, prevID, serverID, srv.version+"-previous", "active", hex.EncodeToString(make([]byte, 32)), `{}`)
-		exec(insertSnapshot, snapID, serverID, srv.version, status, hex.EncodeToString(sum[:]), string(canonical))
+		exec(insertSnapshot, prevID, serverID, srv.version+"-previous", "active", hex.EncodeToString(make([]byte, 32)), `{}`, false)
+		exec(insertSnapshot, snapID, serverID, srv.version, status, hex.EncodeToString(sum[:]), string(canonical), true)
 		exec(`INSERT INTO intel_changes (id, server_id, namespace, name, from_snapshot_id, to_snapshot_id, from_version, to_version,
     field, old_value, new_value, change_type, risk, summary) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'version', '', '', 'version_changed', $9, 'test')`,
 			uuid.New(), serverID, ns, name, prevID, snapID, srv.version+"-previous", srv.version, srv.risk)
 	} else {
-		exec(insertSnapshot, snapID, serverID, srv.version, status, hex.EncodeToString(sum[:]), string(canonical))
+		exec(insertSnapshot, snapID, serverID, srv.version, status, hex.EncodeToString(sum[:]), string(canonical), true)
 	}
 	exec(`UPDATE intel_servers SET current_snapshot_id = $1 WHERE id = $2`, snapID, serverID)
 }

@@ -1,14 +1,9 @@
 package enforcement
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
-
-	"github.com/trustlayer/trustlayer/services/verification/internal/audit/surface"
 )
 
 // ContentFormat names the layout of a snapshot's content.
@@ -327,18 +322,4 @@ func hint(annotations map[string]any, name string) bool {
 	}
 	v, _ := b(name)
 	return v
-}
-
-// Canonical is v's RFC 8785 JSON and its SHA-256 in hex.
-func Canonical(v any) ([]byte, string, error) {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, "", err
-	}
-	c, err := surface.Canonical(raw)
-	if err != nil {
-		return nil, "", err
-	}
-	sum := sha256.Sum256(c)
-	return c, hex.EncodeToString(sum[:]), nil
 }
