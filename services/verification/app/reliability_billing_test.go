@@ -401,3 +401,40 @@ func TestReliabilityDashboard(t *testing.T) {
 		t.Fatalf("another workspace's dashboard shows this one's rows")
 	}
 }
+
+// TestReliabilityBillingConcurrentDeliveries: Stripe may deliver one event twice at once (a retry
+// racing a slow first delivery); it is applied exactly once.
+func TestReliabilityBillingConcurrentDeliveries(t *testing.T) {
+	t.Parallel()
+	s, _ := startBillingService(t)
+	org, key := s.newKey("billing-race")
+	completed := billingEvent(t, "evt_race", "checkout.session.completed", time.Now(), map[string]any{
+		"id": "cs_race", "object": "checkout.session", "mode": "subscription", "status": "complete", "payment_status": "paid",
+		"client_reference_id": org, "customer": "cus_race", "subscription": "sub_race",
+	})
+	const n = 6
+	outcomes := make(chan string, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := s.deliverBilling(completed, billingWebhookSecret, time.Now())
+			var a map[string]any
+			_ = json.Unmarshal(r.Body, &a)
+			outcomes <- fmt.Sprintf("%d %v", r.Status, a["outcome"])
+		}()
+	}
+	wg.Wait()
+	close(outcomes)
+	got := map[string]int{}
+	for o := range outcomes {
+		got[o]++
+	}
+	if got["200 upgraded"] != 1 || got["200 duplicate"] != n-1 {
+		t.Fatalf("outcomes of %d concurrent deliveries: %v, want one upgraded and the rest duplicate", n, got)
+	}
+	if b := s.Must("GET", "/v1/agent-reliability/billing", nil, bearer(key), http.StatusOK).Object(t); b["plan"] != "team" {
+		t.Fatalf("plan %v, want team", b["plan"])
+	}
+}
