@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -567,5 +568,53 @@ func TestReliabilityWorkspaceDeletion(t *testing.T) {
 	}
 	if got := s.Must("GET", wsPrefix+"/repositories", nil, h, 200); string(got.Body) != "[]" {
 		t.Errorf("repositories after the deletion: got %s", got.Body)
+	}
+}
+
+func TestReliabilityWorkspaceOpenAPI(t *testing.T) {
+	t.Parallel()
+	s := startService(t)
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]any `json:"responses"`
+			Security  []any          `json:"security"`
+		} `json:"paths"`
+	}
+	s.Must("GET", "/openapi.json", nil, nil, 200).Decode(t, &doc)
+	// Path parameters are named as the generator names every path parameter of the service
+	// ({repositoryId}); the URLs are the same.
+	for _, c := range []struct {
+		method, path string
+		statuses     []string
+	}{
+		{"get", "/repositories", []string{"200", "401"}},
+		{"post", "/repositories", []string{"201", "401", "403", "409", "422"}},
+		{"get", "/repositories/{repositoryId}", []string{"200", "404"}},
+		{"put", "/repositories/{repositoryId}", []string{"200", "404", "409", "422"}},
+		{"delete", "/repositories/{repositoryId}", []string{"204", "404"}},
+		{"get", "/repositories/{repositoryId}/targets", []string{"200", "404"}},
+		{"post", "/repositories/{repositoryId}/targets", []string{"201", "402", "403", "404", "409", "422"}},
+		{"put", "/repositories/{repositoryId}/targets/{targetId}", []string{"200", "404", "409", "422"}},
+		{"delete", "/repositories/{repositoryId}/targets/{targetId}", []string{"204", "404"}},
+		{"get", "/repositories/{repositoryId}/targets/{targetId}/schedule", []string{"200", "404"}},
+		{"put", "/repositories/{repositoryId}/targets/{targetId}/schedule", []string{"200", "404", "422"}},
+		{"get", "/repositories/{repositoryId}/deployment-policy", []string{"200", "404"}},
+		{"put", "/repositories/{repositoryId}/deployment-policy", []string{"200", "404", "409", "422"}},
+		{"post", "/code-host/installations/callback", []string{"200", "409", "422", "503"}},
+		{"post", "/workspace/delete-all", []string{"200", "422"}},
+	} {
+		op, ok := doc.Paths[wsPrefix+c.path][c.method]
+		if !ok {
+			t.Errorf("openapi.json: no %s %s", c.method, c.path)
+			continue
+		}
+		for _, st := range c.statuses {
+			if _, ok := op.Responses[st]; !ok {
+				t.Errorf("openapi.json %s %s: no %s answer (has %v)", c.method, c.path, st, slices.Sorted(maps.Keys(op.Responses)))
+			}
+		}
+		if len(op.Security) == 0 {
+			t.Errorf("openapi.json %s %s: no security", c.method, c.path)
+		}
 	}
 }

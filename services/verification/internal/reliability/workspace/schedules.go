@@ -3,6 +3,8 @@ package workspace
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -29,7 +31,10 @@ func (s *Service) PutSchedule(ctx context.Context, org, repositoryID, targetID u
 	if _, err := s.store.GetTarget(ctx, org, repositoryID, targetID); err != nil {
 		return Schedule{}, err // 404 before 422
 	}
-	sc := schedule.Schedule{Cron: p.Cron, Timezone: p.Timezone}
+	sc := schedule.Schedule{Cron: strings.Join(strings.Fields(p.Cron), " "), Timezone: strings.TrimSpace(p.Timezone)}
+	if len(p.Cron) > schedule.MaxCronLength {
+		return Schedule{}, fault.Invalid("cron", "string_too_long", fmt.Sprintf("String should have at most %d characters", schedule.MaxCronLength))
+	}
 	if p.IntervalSeconds != nil {
 		sc.IntervalSeconds = *p.IntervalSeconds
 		if sc.IntervalSeconds == 0 {
