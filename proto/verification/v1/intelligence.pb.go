@@ -43,7 +43,7 @@ type IntelligenceServerResponse struct {
 	Repository *IntelligenceRepository `protobuf:"bytes,10,opt,name=repository,proto3" json:"repository,omitempty"`
 	Packages   []*IntelligencePackage  `protobuf:"bytes,11,rep,name=packages,proto3" json:"packages,omitempty"`
 	Remotes    []*IntelligenceRemote   `protobuf:"bytes,12,rep,name=remotes,proto3" json:"remotes,omitempty"`
-	// is_latest is the registry's isLatest flag for this version.
+	// is_latest is true for exactly one snapshot of a server, its current one.
 	IsLatest bool `protobuf:"varint,13,opt,name=is_latest,json=isLatest,proto3" json:"is_latest,omitempty"`
 	// published_at and registry_updated_at are the registry's timestamps (absent when it gave none).
 	PublishedAt       *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=published_at,json=publishedAt,proto3" json:"published_at,omitempty"`
@@ -665,11 +665,19 @@ type IntelligenceChange struct {
 	// change_type is one of the rule table's types, e.g. remote_host_changed.
 	ChangeType string `protobuf:"bytes,11,opt,name=change_type,json=changeType,proto3" json:"change_type,omitempty"`
 	// risk is high, medium or low.
-	Risk          string                 `protobuf:"bytes,12,opt,name=risk,proto3" json:"risk,omitempty"`
-	Summary       string                 `protobuf:"bytes,13,opt,name=summary,proto3" json:"summary,omitempty"`
-	DetectedAt    *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=detected_at,json=detectedAt,proto3" json:"detected_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Risk       string                 `protobuf:"bytes,12,opt,name=risk,proto3" json:"risk,omitempty"`
+	Summary    string                 `protobuf:"bytes,13,opt,name=summary,proto3" json:"summary,omitempty"`
+	DetectedAt *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=detected_at,json=detectedAt,proto3" json:"detected_at,omitempty"`
+	// source is listing (a field of server.json changed between two snapshots) or surface (the live
+	// tool surface of a remote URL changed between two audits; the snapshot ids and versions are then
+	// the server's current ones).
+	Source string `protobuf:"bytes,15,opt,name=source,proto3" json:"source,omitempty"`
+	// remote_url, from_observation_id and to_observation_id are set on surface changes.
+	RemoteUrl         string `protobuf:"bytes,16,opt,name=remote_url,json=remoteUrl,proto3" json:"remote_url,omitempty"`
+	FromObservationId string `protobuf:"bytes,17,opt,name=from_observation_id,json=fromObservationId,proto3" json:"from_observation_id,omitempty"`
+	ToObservationId   string `protobuf:"bytes,18,opt,name=to_observation_id,json=toObservationId,proto3" json:"to_observation_id,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *IntelligenceChange) Reset() {
@@ -800,8 +808,39 @@ func (x *IntelligenceChange) GetDetectedAt() *timestamppb.Timestamp {
 	return nil
 }
 
-// IntelligenceHistoryEntry is one immutable snapshot: a (version, status, content) of the server as a
-// registry served it.
+func (x *IntelligenceChange) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *IntelligenceChange) GetRemoteUrl() string {
+	if x != nil {
+		return x.RemoteUrl
+	}
+	return ""
+}
+
+func (x *IntelligenceChange) GetFromObservationId() string {
+	if x != nil {
+		return x.FromObservationId
+	}
+	return ""
+}
+
+func (x *IntelligenceChange) GetToObservationId() string {
+	if x != nil {
+		return x.ToObservationId
+	}
+	return ""
+}
+
+// IntelligenceHistoryEntry is one point of a server's timeline. entry_type listing_version is an
+// immutable snapshot: a (version, status, content) of the server as a registry served it.
+// entry_type surface_observation is the live tool surface of one of its remote URLs as an audit
+// listed it, recorded when it differs from that URL's previous observation; the snapshot fields are
+// then empty.
 type IntelligenceHistoryEntry struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	SnapshotId        string                 `protobuf:"bytes,1,opt,name=snapshot_id,json=snapshotId,proto3" json:"snapshot_id,omitempty"`
@@ -814,8 +853,18 @@ type IntelligenceHistoryEntry struct {
 	PublishedAt       *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=published_at,json=publishedAt,proto3" json:"published_at,omitempty"`
 	RegistryUpdatedAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=registry_updated_at,json=registryUpdatedAt,proto3" json:"registry_updated_at,omitempty"`
 	// observed_at is when the sync recorded the snapshot.
-	ObservedAt    *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=observed_at,json=observedAt,proto3" json:"observed_at,omitempty"`
-	ServerJson    *structpb.Struct       `protobuf:"bytes,11,opt,name=server_json,json=serverJson,proto3" json:"server_json,omitempty"`
+	ObservedAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=observed_at,json=observedAt,proto3" json:"observed_at,omitempty"`
+	ServerJson *structpb.Struct       `protobuf:"bytes,11,opt,name=server_json,json=serverJson,proto3" json:"server_json,omitempty"`
+	// entry_type is listing_version or surface_observation.
+	EntryType string `protobuf:"bytes,12,opt,name=entry_type,json=entryType,proto3" json:"entry_type,omitempty"`
+	// observation_id names a surface observation; pass "surface:<observation_id>" as a diff point.
+	ObservationId string `protobuf:"bytes,13,opt,name=observation_id,json=observationId,proto3" json:"observation_id,omitempty"`
+	RemoteUrl     string `protobuf:"bytes,14,opt,name=remote_url,json=remoteUrl,proto3" json:"remote_url,omitempty"`
+	// surface_hash is the SHA-256 of the surface (tools, prompts, resources and their hashes).
+	SurfaceHash   string `protobuf:"bytes,15,opt,name=surface_hash,json=surfaceHash,proto3" json:"surface_hash,omitempty"`
+	ToolCount     int32  `protobuf:"varint,16,opt,name=tool_count,json=toolCount,proto3" json:"tool_count,omitempty"`
+	PromptCount   int32  `protobuf:"varint,17,opt,name=prompt_count,json=promptCount,proto3" json:"prompt_count,omitempty"`
+	ResourceCount int32  `protobuf:"varint,18,opt,name=resource_count,json=resourceCount,proto3" json:"resource_count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -927,6 +976,55 @@ func (x *IntelligenceHistoryEntry) GetServerJson() *structpb.Struct {
 	return nil
 }
 
+func (x *IntelligenceHistoryEntry) GetEntryType() string {
+	if x != nil {
+		return x.EntryType
+	}
+	return ""
+}
+
+func (x *IntelligenceHistoryEntry) GetObservationId() string {
+	if x != nil {
+		return x.ObservationId
+	}
+	return ""
+}
+
+func (x *IntelligenceHistoryEntry) GetRemoteUrl() string {
+	if x != nil {
+		return x.RemoteUrl
+	}
+	return ""
+}
+
+func (x *IntelligenceHistoryEntry) GetSurfaceHash() string {
+	if x != nil {
+		return x.SurfaceHash
+	}
+	return ""
+}
+
+func (x *IntelligenceHistoryEntry) GetToolCount() int32 {
+	if x != nil {
+		return x.ToolCount
+	}
+	return 0
+}
+
+func (x *IntelligenceHistoryEntry) GetPromptCount() int32 {
+	if x != nil {
+		return x.PromptCount
+	}
+	return 0
+}
+
+func (x *IntelligenceHistoryEntry) GetResourceCount() int32 {
+	if x != nil {
+		return x.ResourceCount
+	}
+	return 0
+}
+
 // IntelligenceHistoryResponse is one page of a server's history, newest first.
 type IntelligenceHistoryResponse struct {
 	state     protoimpl.MessageState      `protogen:"open.v1"`
@@ -999,13 +1097,16 @@ func (x *IntelligenceHistoryResponse) GetNextCursor() string {
 
 // IntelligenceDiffEntry is one field that differs between two snapshots, classified by the rule table.
 type IntelligenceDiffEntry struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Field         string                 `protobuf:"bytes,1,opt,name=field,proto3" json:"field,omitempty"`
-	Old           string                 `protobuf:"bytes,2,opt,name=old,proto3" json:"old,omitempty"`
-	New           string                 `protobuf:"bytes,3,opt,name=new,proto3" json:"new,omitempty"`
-	ChangeType    string                 `protobuf:"bytes,4,opt,name=change_type,json=changeType,proto3" json:"change_type,omitempty"`
-	Risk          string                 `protobuf:"bytes,5,opt,name=risk,proto3" json:"risk,omitempty"`
-	Summary       string                 `protobuf:"bytes,6,opt,name=summary,proto3" json:"summary,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Field      string                 `protobuf:"bytes,1,opt,name=field,proto3" json:"field,omitempty"`
+	Old        string                 `protobuf:"bytes,2,opt,name=old,proto3" json:"old,omitempty"`
+	New        string                 `protobuf:"bytes,3,opt,name=new,proto3" json:"new,omitempty"`
+	ChangeType string                 `protobuf:"bytes,4,opt,name=change_type,json=changeType,proto3" json:"change_type,omitempty"`
+	Risk       string                 `protobuf:"bytes,5,opt,name=risk,proto3" json:"risk,omitempty"`
+	Summary    string                 `protobuf:"bytes,6,opt,name=summary,proto3" json:"summary,omitempty"`
+	// source is listing or surface; remote_url names the remote of a surface change.
+	Source        string `protobuf:"bytes,7,opt,name=source,proto3" json:"source,omitempty"`
+	RemoteUrl     string `protobuf:"bytes,8,opt,name=remote_url,json=remoteUrl,proto3" json:"remote_url,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1082,7 +1183,21 @@ func (x *IntelligenceDiffEntry) GetSummary() string {
 	return ""
 }
 
-// IntelligenceHistoryDiffResponse is the field-by-field diff from one version to another.
+func (x *IntelligenceDiffEntry) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *IntelligenceDiffEntry) GetRemoteUrl() string {
+	if x != nil {
+		return x.RemoteUrl
+	}
+	return ""
+}
+
+// IntelligenceHistoryDiffResponse is the typed diff from one point of the timeline to another.
 type IntelligenceHistoryDiffResponse struct {
 	state          protoimpl.MessageState   `protogen:"open.v1"`
 	Namespace      string                   `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
@@ -1093,9 +1208,15 @@ type IntelligenceHistoryDiffResponse struct {
 	ToSnapshotId   string                   `protobuf:"bytes,6,opt,name=to_snapshot_id,json=toSnapshotId,proto3" json:"to_snapshot_id,omitempty"`
 	Changes        []*IntelligenceDiffEntry `protobuf:"bytes,7,rep,name=changes,proto3" json:"changes,omitempty"`
 	// highest_risk is the highest risk among changes; empty when nothing differs.
-	HighestRisk   string `protobuf:"bytes,8,opt,name=highest_risk,json=highestRisk,proto3" json:"highest_risk,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	HighestRisk string `protobuf:"bytes,8,opt,name=highest_risk,json=highestRisk,proto3" json:"highest_risk,omitempty"`
+	// from_type and to_type are listing_version or surface_observation; from_observation_id and
+	// to_observation_id are set for surface_observation points.
+	FromType          string `protobuf:"bytes,9,opt,name=from_type,json=fromType,proto3" json:"from_type,omitempty"`
+	ToType            string `protobuf:"bytes,10,opt,name=to_type,json=toType,proto3" json:"to_type,omitempty"`
+	FromObservationId string `protobuf:"bytes,11,opt,name=from_observation_id,json=fromObservationId,proto3" json:"from_observation_id,omitempty"`
+	ToObservationId   string `protobuf:"bytes,12,opt,name=to_observation_id,json=toObservationId,proto3" json:"to_observation_id,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *IntelligenceHistoryDiffResponse) Reset() {
@@ -1180,6 +1301,34 @@ func (x *IntelligenceHistoryDiffResponse) GetChanges() []*IntelligenceDiffEntry 
 func (x *IntelligenceHistoryDiffResponse) GetHighestRisk() string {
 	if x != nil {
 		return x.HighestRisk
+	}
+	return ""
+}
+
+func (x *IntelligenceHistoryDiffResponse) GetFromType() string {
+	if x != nil {
+		return x.FromType
+	}
+	return ""
+}
+
+func (x *IntelligenceHistoryDiffResponse) GetToType() string {
+	if x != nil {
+		return x.ToType
+	}
+	return ""
+}
+
+func (x *IntelligenceHistoryDiffResponse) GetFromObservationId() string {
+	if x != nil {
+		return x.FromObservationId
+	}
+	return ""
+}
+
+func (x *IntelligenceHistoryDiffResponse) GetToObservationId() string {
+	if x != nil {
+		return x.ToObservationId
 	}
 	return ""
 }
@@ -1784,7 +1933,8 @@ func (x *ListServerHistoryResponse) GetHistory() *IntelligenceHistoryResponse {
 	return nil
 }
 
-// DiffServerHistoryRequest names two versions of a server (both required).
+// DiffServerHistoryRequest names two points of a server's timeline (both required): a version, or
+// "surface:<observation_id>".
 type DiffServerHistoryRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Namespace     string                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
@@ -2391,7 +2541,7 @@ const file_verification_v1_intelligence_proto_rawDesc = "" +
 	"isRequired\x12\x1b\n" +
 	"\tis_secret\x18\x04 \x01(\bR\bisSecret\x12\x16\n" +
 	"\x06format\x18\x05 \x01(\tR\x06format\x12\x18\n" +
-	"\adefault\x18\x06 \x01(\tR\adefault\"\xc4\x03\n" +
+	"\adefault\x18\x06 \x01(\tR\adefault\"\xd7\x04\n" +
 	"\x12IntelligenceChange\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
@@ -2410,7 +2560,12 @@ const file_verification_v1_intelligence_proto_rawDesc = "" +
 	"\x04risk\x18\f \x01(\tR\x04risk\x12\x18\n" +
 	"\asummary\x18\r \x01(\tR\asummary\x12;\n" +
 	"\vdetected_at\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"detectedAt\"\xf2\x03\n" +
+	"detectedAt\x12\x16\n" +
+	"\x06source\x18\x0f \x01(\tR\x06source\x12\x1d\n" +
+	"\n" +
+	"remote_url\x18\x10 \x01(\tR\tremoteUrl\x12.\n" +
+	"\x13from_observation_id\x18\x11 \x01(\tR\x11fromObservationId\x12*\n" +
+	"\x11to_observation_id\x18\x12 \x01(\tR\x0ftoObservationId\"\xe3\x05\n" +
 	"\x18IntelligenceHistoryEntry\x12\x1f\n" +
 	"\vsnapshot_id\x18\x01 \x01(\tR\n" +
 	"snapshotId\x12\x18\n" +
@@ -2426,13 +2581,23 @@ const file_verification_v1_intelligence_proto_rawDesc = "" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"observedAt\x128\n" +
 	"\vserver_json\x18\v \x01(\v2\x17.google.protobuf.StructR\n" +
-	"serverJson\"\xb1\x01\n" +
+	"serverJson\x12\x1d\n" +
+	"\n" +
+	"entry_type\x18\f \x01(\tR\tentryType\x12%\n" +
+	"\x0eobservation_id\x18\r \x01(\tR\robservationId\x12\x1d\n" +
+	"\n" +
+	"remote_url\x18\x0e \x01(\tR\tremoteUrl\x12!\n" +
+	"\fsurface_hash\x18\x0f \x01(\tR\vsurfaceHash\x12\x1d\n" +
+	"\n" +
+	"tool_count\x18\x10 \x01(\x05R\ttoolCount\x12!\n" +
+	"\fprompt_count\x18\x11 \x01(\x05R\vpromptCount\x12%\n" +
+	"\x0eresource_count\x18\x12 \x01(\x05R\rresourceCount\"\xb1\x01\n" +
 	"\x1bIntelligenceHistoryResponse\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12?\n" +
 	"\x05items\x18\x03 \x03(\v2).verification.v1.IntelligenceHistoryEntryR\x05items\x12\x1f\n" +
 	"\vnext_cursor\x18\x04 \x01(\tR\n" +
-	"nextCursor\"\xa0\x01\n" +
+	"nextCursor\"\xd7\x01\n" +
 	"\x15IntelligenceDiffEntry\x12\x14\n" +
 	"\x05field\x18\x01 \x01(\tR\x05field\x12\x10\n" +
 	"\x03old\x18\x02 \x01(\tR\x03old\x12\x10\n" +
@@ -2440,7 +2605,10 @@ const file_verification_v1_intelligence_proto_rawDesc = "" +
 	"\vchange_type\x18\x04 \x01(\tR\n" +
 	"changeType\x12\x12\n" +
 	"\x04risk\x18\x05 \x01(\tR\x04risk\x12\x18\n" +
-	"\asummary\x18\x06 \x01(\tR\asummary\"\xac\x02\n" +
+	"\asummary\x18\x06 \x01(\tR\asummary\x12\x16\n" +
+	"\x06source\x18\a \x01(\tR\x06source\x12\x1d\n" +
+	"\n" +
+	"remote_url\x18\b \x01(\tR\tremoteUrl\"\xbe\x03\n" +
 	"\x1fIntelligenceHistoryDiffResponse\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -2449,7 +2617,12 @@ const file_verification_v1_intelligence_proto_rawDesc = "" +
 	"\x10from_snapshot_id\x18\x05 \x01(\tR\x0efromSnapshotId\x12$\n" +
 	"\x0eto_snapshot_id\x18\x06 \x01(\tR\ftoSnapshotId\x12@\n" +
 	"\achanges\x18\a \x03(\v2&.verification.v1.IntelligenceDiffEntryR\achanges\x12!\n" +
-	"\fhighest_risk\x18\b \x01(\tR\vhighestRisk\"y\n" +
+	"\fhighest_risk\x18\b \x01(\tR\vhighestRisk\x12\x1b\n" +
+	"\tfrom_type\x18\t \x01(\tR\bfromType\x12\x17\n" +
+	"\ato_type\x18\n" +
+	" \x01(\tR\x06toType\x12.\n" +
+	"\x13from_observation_id\x18\v \x01(\tR\x11fromObservationId\x12*\n" +
+	"\x11to_observation_id\x18\f \x01(\tR\x0ftoObservationId\"y\n" +
 	"\x1bIntelligenceChangesResponse\x129\n" +
 	"\x05items\x18\x01 \x03(\v2#.verification.v1.IntelligenceChangeR\x05items\x12\x1f\n" +
 	"\vnext_cursor\x18\x02 \x01(\tR\n" +

@@ -39,9 +39,11 @@ const (
 type IntelligenceServiceClient interface {
 	// GetServer returns a server's current state.
 	GetServer(ctx context.Context, in *GetServerRequest, opts ...grpc.CallOption) (*GetServerResponse, error)
-	// ListServerHistory lists a server's snapshots, newest first.
+	// ListServerHistory lists a server's timeline, newest first: its listing snapshots interleaved with
+	// the live tool surfaces that audits observed at its remote URLs.
 	ListServerHistory(ctx context.Context, in *ListServerHistoryRequest, opts ...grpc.CallOption) (*ListServerHistoryResponse, error)
-	// DiffServerHistory compares two versions of a server field by field.
+	// DiffServerHistory compares two points of a server's timeline (versions or surface observations):
+	// listing fields and tool surfaces, each change typed.
 	DiffServerHistory(ctx context.Context, in *DiffServerHistoryRequest, opts ...grpc.CallOption) (*DiffServerHistoryResponse, error)
 	// ListServerChanges lists a server's classified changes, newest first.
 	ListServerChanges(ctx context.Context, in *ListServerChangesRequest, opts ...grpc.CallOption) (*ListServerChangesResponse, error)
@@ -142,9 +144,11 @@ func (c *intelligenceServiceClient) CompareBatch(ctx context.Context, in *Compar
 type IntelligenceServiceServer interface {
 	// GetServer returns a server's current state.
 	GetServer(context.Context, *GetServerRequest) (*GetServerResponse, error)
-	// ListServerHistory lists a server's snapshots, newest first.
+	// ListServerHistory lists a server's timeline, newest first: its listing snapshots interleaved with
+	// the live tool surfaces that audits observed at its remote URLs.
 	ListServerHistory(context.Context, *ListServerHistoryRequest) (*ListServerHistoryResponse, error)
-	// DiffServerHistory compares two versions of a server field by field.
+	// DiffServerHistory compares two points of a server's timeline (versions or surface observations):
+	// listing fields and tool surfaces, each change typed.
 	DiffServerHistory(context.Context, *DiffServerHistoryRequest) (*DiffServerHistoryResponse, error)
 	// ListServerChanges lists a server's classified changes, newest first.
 	ListServerChanges(context.Context, *ListServerChangesRequest) (*ListServerChangesResponse, error)

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"net/netip"
 	"strings"
@@ -12,6 +13,9 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/serve"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/api"
+	"github.com/trustlayer/trustlayer/services/verification/internal/audit"
+	"github.com/trustlayer/trustlayer/services/verification/internal/audit/probe"
+	"github.com/trustlayer/trustlayer/services/verification/internal/audits"
 	"github.com/trustlayer/trustlayer/services/verification/internal/events"
 	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
 	"github.com/trustlayer/trustlayer/services/verification/internal/registryclient"
@@ -35,6 +39,19 @@ type IntelligenceSettings struct {
 	// AllowPrivateCIDRs lists private networks registries may be reached in (on-premises registries);
 	// the service-wide SSRF exception, empty by default.
 	AllowPrivateCIDRs string `env:"ALLOW_PRIVATE_CIDRS"`
+	// SurfaceSweep turns on the remote sweep: every remote URL that a server's current listing names
+	// is audited (conformance, through the audit engine and its SSRF guard) once per
+	// SurfaceSweepInterval, so that its tool surface joins the server's timeline even when nobody
+	// audits or watches it. Off by default: it sends requests to every listed remote.
+	SurfaceSweep bool `env:"SURFACE_SWEEP" envDefault:"false"`
+	// SurfaceSweepInterval is how often each listed remote is audited.
+	SurfaceSweepInterval time.Duration `env:"SURFACE_SWEEP_INTERVAL" envDefault:"24h"`
+	// SurfaceSweepTick is how often a replica claims the remotes that are due.
+	SurfaceSweepTick time.Duration `env:"SURFACE_SWEEP_TICK" envDefault:"1m"`
+	// SurfaceSweepConcurrency bounds the sweep's audits in flight on one replica; SurfaceSweepBatch
+	// the remotes one replica claims per tick.
+	SurfaceSweepConcurrency int `env:"SURFACE_SWEEP_CONCURRENCY" envDefault:"4"`
+	SurfaceSweepBatch       int `env:"SURFACE_SWEEP_BATCH" envDefault:"100"`
 }
 
 // Validate checks the settings; prefix is the one they were read behind, so that errors name the
@@ -82,6 +99,18 @@ func (s *IntelligenceSettings) parse(prefix string) ([]string, []netip.Prefix, e
 	if s.RegistryMaxPages < 1 {
 		errs = append(errs, config.Invalid(prefix+"REGISTRY_MAX_PAGES", "must be at least 1"))
 	}
+	if s.SurfaceSweepInterval < time.Second {
+		errs = append(errs, config.Invalid(prefix+"SURFACE_SWEEP_INTERVAL", "must be at least 1s"))
+	}
+	if s.SurfaceSweepTick < 100*time.Millisecond {
+		errs = append(errs, config.Invalid(prefix+"SURFACE_SWEEP_TICK", "must be at least 100ms"))
+	}
+	if s.SurfaceSweepConcurrency < 1 || s.SurfaceSweepConcurrency > 64 {
+		errs = append(errs, config.Invalid(prefix+"SURFACE_SWEEP_CONCURRENCY", "must be between 1 and 64"))
+	}
+	if s.SurfaceSweepBatch < 1 || s.SurfaceSweepBatch > 10000 {
+		errs = append(errs, config.Invalid(prefix+"SURFACE_SWEEP_BATCH", "must be between 1 and 10000"))
+	}
 	return urls, cidrs, errors.Join(errs...)
 }
 
@@ -99,6 +128,9 @@ func registerIntelligence(cfg Config, p *platform.Platform) error {
 		serve.Gateway(verificationv1.RegisterIntelligenceServiceHandlerClient, verificationv1.NewIntelligenceServiceClient)); err != nil {
 		return err
 	}
+	if err := startRemoteSweep(cfg, p, st); err != nil {
+		return err
+	}
 	if len(urls) == 0 {
 		p.Log.Info("registry sync off: no registry URLs configured")
 		return nil
@@ -110,4 +142,48 @@ func registerIntelligence(cfg Config, p *platform.Platform) error {
 	}, p.Log.With("component", "registry_sync"))
 	p.Go(syncer.Run)
 	return nil
+}
+
+// sweepHolder is whom the sweep's audit reports belong to: no audit token has this issuer, so no
+// caller reads them back; their tool surfaces are recorded with them.
+var sweepHolder = audits.Holder{Issuer: "verification", Subject: "registry-remote-sweep"}
+
+// startRemoteSweep runs the remote sweep when VERIFICATION_SURFACE_SWEEP is on, with an audit engine
+// of its own configured by the audit settings (ports, private networks, limits, deadline).
+func startRemoteSweep(cfg Config, p *platform.Platform, st *store.Intelligence) error {
+	s := cfg.Intelligence
+	if !s.SurfaceSweep {
+		return nil
+	}
+	a := cfg.Audits
+	targets := safehttp.TargetPolicy{AllowedPorts: a.ports, AllowPrivate: a.allowPrivate}
+	engine, err := audit.New(audit.Config{
+		Targets:  targets,
+		Limits:   probe.Limits{MaxRequests: a.MaxRequests, MaxResponseBytes: a.MaxResponseBytes, RequestTimeout: a.RequestTimeout},
+		Deadline: a.Timeout,
+	})
+	if err != nil {
+		return err
+	}
+	auditor := sweepAuditor{svc: audits.New(engine, store.NewAudits(p.Pool), cfg.audit.issuer, s.SurfaceSweepConcurrency, nil), targets: targets}
+	sw := intelligence.NewSweeper(st, auditor, intelligence.SweepOptions{
+		Interval: s.SurfaceSweepInterval, Tick: s.SurfaceSweepTick, Concurrency: s.SurfaceSweepConcurrency, Batch: s.SurfaceSweepBatch,
+	}, p.Log.With("component", "remote_sweep"))
+	p.Go(sw.Run)
+	return nil
+}
+
+// sweepAuditor audits a listed remote: the SSRF guard's target check first (a listed URL is user
+// input), then a conformance audit, whose report store records the tool surface.
+type sweepAuditor struct {
+	svc     *audits.Service
+	targets safehttp.TargetPolicy
+}
+
+func (a sweepAuditor) AuditRemote(ctx context.Context, url string) error {
+	if _, err := safehttp.CheckTarget(ctx, url, a.targets); err != nil {
+		return err
+	}
+	_, err := a.svc.Run(ctx, audits.KindConformance, audit.Target{URL: url}, sweepHolder)
+	return err
 }

@@ -68,14 +68,15 @@ func (s *Intelligence) GetServer(ctx context.Context, req *verificationv1.GetSer
 	return &verificationv1.GetServerResponse{Server: snap.Response(st)}, nil
 }
 
-// ListServerHistory returns one page of a server's snapshots, newest first.
+// ListServerHistory returns one page of a server's timeline (snapshots and surface observations),
+// newest first.
 func (s *Intelligence) ListServerHistory(ctx context.Context, req *verificationv1.ListServerHistoryRequest) (*verificationv1.ListServerHistoryResponse, error) {
 	page, err := intelHistoryLimit.page(req.Limit, req.GetCursor())
 	if err != nil {
 		return nil, err
 	}
 	key := intelligence.ServerKey{Namespace: req.GetNamespace(), Name: req.GetName()}
-	items, next, err := s.reader.History(ctx, key, page)
+	items, next, err := s.reader.Timeline(ctx, key, page)
 	if err != nil {
 		return nil, toAPI(err, serverTarget(key))
 	}
@@ -83,13 +84,13 @@ func (s *Intelligence) ListServerHistory(ctx context.Context, req *verificationv
 		Namespace: key.Namespace, Name: key.Name, NextCursor: next,
 		Items: make([]*verificationv1.IntelligenceHistoryEntry, 0, len(items)),
 	}
-	for _, snap := range items {
-		out.Items = append(out.Items, intelHistoryEntryToProto(snap))
+	for _, e := range items {
+		out.Items = append(out.Items, intelTimelineEntryToProto(e))
 	}
 	return &verificationv1.ListServerHistoryResponse{History: out}, nil
 }
 
-// DiffServerHistory compares two versions of a server field by field.
+// DiffServerHistory compares two points of a server's timeline: versions or surface observations.
 func (s *Intelligence) DiffServerHistory(ctx context.Context, req *verificationv1.DiffServerHistoryRequest) (*verificationv1.DiffServerHistoryResponse, error) {
 	var missing []string
 	if req.GetFrom() == "" {
@@ -102,15 +103,11 @@ func (s *Intelligence) DiffServerHistory(ctx context.Context, req *verificationv
 		return nil, intelMissingQuery(missing...)
 	}
 	key := intelligence.ServerKey{Namespace: req.GetNamespace(), Name: req.GetName()}
-	d, err := s.reader.DiffVersions(ctx, key, req.GetFrom(), req.GetTo())
+	d, err := s.reader.DiffPoints(ctx, key, req.GetFrom(), req.GetTo())
 	if err != nil {
 		return nil, toAPI(err, serverTarget(key))
 	}
-	return &verificationv1.DiffServerHistoryResponse{Diff: &verificationv1.IntelligenceHistoryDiffResponse{
-		Namespace: key.Namespace, Name: key.Name, From: req.GetFrom(), To: req.GetTo(),
-		FromSnapshotId: d.From.ID.String(), ToSnapshotId: d.To.ID.String(),
-		Changes: intelDiffToProto(d.Changes), HighestRisk: string(intelligence.HighestRisk(d.Changes)),
-	}}, nil
+	return &verificationv1.DiffServerHistoryResponse{Diff: intelPointDiffToProto(key, req.GetFrom(), req.GetTo(), d)}, nil
 }
 
 // ListServerChanges returns one page of a server's changes, newest first.

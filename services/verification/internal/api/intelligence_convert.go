@@ -73,17 +73,61 @@ func intelHistoryEntryToProto(s intelligence.Snapshot) *verificationv1.Intellige
 		SnapshotId: s.ID.String(), Version: s.Server.Version, Status: s.Status, StatusMessage: s.StatusMessage,
 		IsLatest: s.IsLatest, ContentHash: s.ContentHash, Registry: s.Registry,
 		PublishedAt: intelTime(s.PublishedAt), RegistryUpdatedAt: intelTime(s.UpdatedAt), ObservedAt: intelTime(s.ObservedAt),
-		ServerJson: intelServerJSON(s.Server),
+		ServerJson: intelServerJSON(s.Server), EntryType: intelligence.EntryListingVersion,
 	}
 }
 
+func intelTimelineEntryToProto(e intelligence.TimelineEntry) *verificationv1.IntelligenceHistoryEntry {
+	if o := e.Observation; o != nil {
+		return &verificationv1.IntelligenceHistoryEntry{
+			EntryType: intelligence.EntrySurfaceObservation, ObservationId: o.ID.String(), RemoteUrl: o.URL,
+			SurfaceHash: o.Hash, ToolCount: int32(o.Counts.Tools), PromptCount: int32(o.Counts.Prompts),
+			ResourceCount: int32(o.Counts.Resources + o.Counts.Templates), ObservedAt: intelTime(o.ObservedAt),
+		}
+	}
+	return intelHistoryEntryToProto(*e.Snapshot)
+}
+
+// Sources of a change or diff entry.
+const (
+	intelSourceListing = "listing"
+	intelSourceSurface = "surface"
+)
+
+func intelPointDiffToProto(key intelligence.ServerKey, from, to string, d intelligence.PointDiff) *verificationv1.IntelligenceHistoryDiffResponse {
+	out := &verificationv1.IntelligenceHistoryDiffResponse{
+		Namespace: key.Namespace, Name: key.Name, From: from, To: to,
+		FromSnapshotId: d.From.ID.String(), ToSnapshotId: d.To.ID.String(),
+		Changes: intelDiffToProto(d.Changes), HighestRisk: string(d.HighestRisk()),
+		FromType: intelligence.EntryListingVersion, ToType: intelligence.EntryListingVersion,
+	}
+	if o := d.FromObservation; o != nil {
+		out.FromType, out.FromObservationId = intelligence.EntrySurfaceObservation, o.ID.String()
+	}
+	if o := d.ToObservation; o != nil {
+		out.ToType, out.ToObservationId = intelligence.EntrySurfaceObservation, o.ID.String()
+	}
+	for _, c := range d.Surface {
+		out.Changes = append(out.Changes, &verificationv1.IntelligenceDiffEntry{
+			Field: c.Field, Old: c.Old, New: c.New, ChangeType: string(c.Type), Risk: string(c.Risk), Summary: c.Summary,
+			Source: intelSourceSurface, RemoteUrl: c.URL,
+		})
+	}
+	return out
+}
+
 func intelChangeToProto(c intelligence.Change) *verificationv1.IntelligenceChange {
-	return &verificationv1.IntelligenceChange{
+	out := &verificationv1.IntelligenceChange{
 		Id: c.ID.String(), Namespace: c.Key.Namespace, Name: c.Key.Name, FromVersion: c.FromVersion, ToVersion: c.ToVersion,
 		FromSnapshotId: c.FromSnapshotID.String(), ToSnapshotId: c.ToSnapshotID.String(),
 		Field: c.Field, OldValue: c.Old, NewValue: c.New, ChangeType: string(c.Type), Risk: string(c.Risk),
-		Summary: c.Summary, DetectedAt: intelTime(c.DetectedAt),
+		Summary: c.Summary, DetectedAt: intelTime(c.DetectedAt), Source: intelSourceListing,
 	}
+	if c.RemoteURL != "" {
+		out.Source, out.RemoteUrl = intelSourceSurface, c.RemoteURL
+		out.FromObservationId, out.ToObservationId = c.FromObservationID.String(), c.ToObservationID.String()
+	}
+	return out
 }
 
 func intelChangesToProto(items []intelligence.Change, next string) *verificationv1.IntelligenceChangesResponse {
@@ -99,6 +143,7 @@ func intelDiffToProto(changes []intelligence.FieldChange) []*verificationv1.Inte
 	for _, c := range changes {
 		out = append(out, &verificationv1.IntelligenceDiffEntry{
 			Field: c.Field, Old: c.Old, New: c.New, ChangeType: string(c.Type), Risk: string(c.Risk), Summary: c.Summary,
+			Source: intelSourceListing,
 		})
 	}
 	return out

@@ -51,6 +51,10 @@ type Audit struct {
 	Score     *int
 	Report    []byte
 	CreatedAt time.Time
+	// Listing is the target's tool listing, which the store records with the report as the URL's
+	// live tool surface (registry intelligence's timeline); nil when the tools could not be listed or
+	// the caller sent headers (an authenticated surface is the caller's, not the URL's).
+	Listing *surface.Listing
 }
 
 // Holder is who runs or reads an audit: the verified token's issuer and subject.
@@ -145,6 +149,9 @@ func (s *Service) Run(ctx context.Context, kind string, target audit.Target, h H
 	rec := Audit{
 		ID: id, Kind: kind, URL: target.URL, Issuer: h.Issuer, Subject: h.Subject,
 		Verdict: verdict, Score: score, Report: body, CreatedAt: s.now().UTC(),
+	}
+	if len(target.Headers) == 0 {
+		rec.Listing = listing
 	}
 	if err := s.store.Insert(ctx, rec); err != nil {
 		return Record{}, fmt.Errorf("%w: store the report: %w", ErrUnavailable, err)

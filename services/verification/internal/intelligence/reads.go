@@ -46,6 +46,7 @@ type ReadStore interface {
 	VersionBefore(ctx context.Context, serverID uuid.UUID, version string) (before string, ok bool, err error)
 	// Changes pages through a feed, newest first.
 	Changes(ctx context.Context, f ChangeFilter, p Page) ([]Change, string, error)
+	TimelineStore
 }
 
 // HeadCache keeps server heads between reads (readcache.Heads). It is told of every change of a

@@ -171,6 +171,12 @@ type Change struct {
 	FromVersion    string
 	ToVersion      string
 	DetectedAt     time.Time
+	// RemoteURL, FromObservationID and ToObservationID are set on a tool-surface change (the remote
+	// whose surface changed, and its two observations); FromSnapshotID and ToSnapshotID are then both
+	// the server's current snapshot. Empty on a listing change.
+	RemoteURL         string
+	FromObservationID uuid.UUID
+	ToObservationID   uuid.UUID
 }
 
 // ServerState is a server's current state.

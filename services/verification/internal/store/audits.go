@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/trustlayer/trustlayer/services/verification/internal/audits"
@@ -18,13 +19,17 @@ var _ audits.Store = (*Audits)(nil)
 // NewAudits returns the audit store over pool.
 func NewAudits(pool *pgxpool.Pool) *Audits { return &Audits{pool: pool} }
 
-// Insert stores a.
+// Insert stores a and, in the same transaction, the tool surface it observed (RecordSurface).
 func (s *Audits) Insert(ctx context.Context, a audits.Audit) error {
-	_, err := s.pool.Exec(ctx, `
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `
 		INSERT INTO audits (id, kind, url, issuer, subject, verdict, score, report, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		a.ID, a.Kind, a.URL, a.Issuer, a.Subject, a.Verdict, a.Score, a.Report, a.CreatedAt)
-	return err
+			a.ID, a.Kind, a.URL, a.Issuer, a.Subject, a.Verdict, a.Score, a.Report, a.CreatedAt); err != nil {
+			return err
+		}
+		return RecordSurface(ctx, tx, SurfaceInput{URL: a.URL, Listing: a.Listing, AuditID: a.ID, ObservedAt: a.CreatedAt})
+	})
 }
 
 // Get returns the audit id of the token holder (issuer, subject); fault.ErrNotFound when there is

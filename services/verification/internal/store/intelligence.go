@@ -21,8 +21,9 @@ type Intelligence struct {
 }
 
 var (
-	_ intelligence.SyncStore = (*Intelligence)(nil)
-	_ intelligence.ReadStore = (*Intelligence)(nil)
+	_ intelligence.SyncStore  = (*Intelligence)(nil)
+	_ intelligence.ReadStore  = (*Intelligence)(nil)
+	_ intelligence.SweepStore = (*Intelligence)(nil)
 )
 
 // NewIntelligence returns the registry-intelligence store; events encodes the change events it commits.

@@ -64,15 +64,22 @@ func scanSnapshotAt(row pgx.CollectableRow) (positioned[intelligence.Snapshot], 
 }
 
 const changeColumns = `id, server_id, namespace, name, from_snapshot_id, to_snapshot_id, from_version, to_version,
-field, old_value, new_value, change_type, risk, summary, detected_at, seq`
+field, old_value, new_value, change_type, risk, summary, detected_at, seq, remote_url, from_observation_id, to_observation_id`
 
 func scanChangeAt(row pgx.CollectableRow) (positioned[intelligence.Change], error) {
 	var c intelligence.Change
 	var seq int64
 	var changeType, risk string
+	var remote *string
+	var fromObs, toObs uuid.NullUUID
 	err := row.Scan(&c.ID, &c.ServerID, &c.Key.Namespace, &c.Key.Name, &c.FromSnapshotID, &c.ToSnapshotID,
-		&c.FromVersion, &c.ToVersion, &c.Field, &c.Old, &c.New, &changeType, &risk, &c.Summary, &c.DetectedAt, &seq)
+		&c.FromVersion, &c.ToVersion, &c.Field, &c.Old, &c.New, &changeType, &risk, &c.Summary, &c.DetectedAt, &seq,
+		&remote, &fromObs, &toObs)
 	c.Type, c.Risk = intelligence.ChangeType(changeType), intelligence.Risk(risk)
+	if remote != nil {
+		c.RemoteURL = *remote
+	}
+	c.FromObservationID, c.ToObservationID = fromObs.UUID, toObs.UUID
 	return positioned[intelligence.Change]{c, seq}, err
 }
 
