@@ -158,6 +158,9 @@ func TestReliabilityWorkspaceInstallation(t *testing.T) {
 		t.Errorf("code host down: got %d %s, want 503 code_host_unavailable without its address", r.Status, r.Body)
 	}
 	fake.SetFailing(false)
+	if logs := s.Logs.String(); !strings.Contains(logs, "code host API unavailable") || strings.Contains(logs, strings.TrimPrefix(fake.URL, "http://")) {
+		t.Errorf("logs: want the code host's failure logged without its address")
+	}
 
 	// Deleting the workspace unlinks the installation, which another workspace may then link.
 	var del struct {

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -125,13 +126,19 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("%w: %s %s: %v", ErrUnavailable, method, path, err)
+		// The transport's error names the API's address and resolved IPs: only its kind is kept.
+		kind := "transport failure"
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			kind = "timed out"
+		}
+		return fmt.Errorf("%w: %s %s: %s", ErrUnavailable, method, path, kind)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	switch {
 	case err != nil:
-		return fmt.Errorf("%w: %s %s: reading: %v", ErrUnavailable, method, path, err)
+		return fmt.Errorf("%w: %s %s: the answer was cut short", ErrUnavailable, method, path)
 	case len(body) > maxBody:
 		return fmt.Errorf("%w: %s %s: answer over %d bytes", ErrUnavailable, method, path, maxBody)
 	case resp.StatusCode == http.StatusNotFound:

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"unicode/utf8"
 
@@ -54,14 +55,14 @@ func (s *Service) CompleteInstallation(ctx context.Context, org uuid.UUID, c Cal
 	}
 	inst, err := s.codeHost.Installation(ctx, c.InstallationID)
 	if err != nil {
-		return LinkResult{}, err
+		return LinkResult{}, s.codeHostFailed(ctx, err)
 	}
 	if inst.Suspended {
 		return LinkResult{}, ErrInstallationSuspended
 	}
 	repos, err := s.codeHost.Repositories(ctx, c.InstallationID)
 	if err != nil {
-		return LinkResult{}, err
+		return LinkResult{}, s.codeHostFailed(ctx, err)
 	}
 	// Keep only names this service would accept by hand; the code host's are, but its answer is
 	// input all the same.
@@ -90,6 +91,15 @@ func (s *Service) CompleteInstallation(ctx context.Context, org uuid.UUID, c Cal
 		ID: id, OrganizationID: org, InstallationID: inst.ID, AccountLogin: truncateRunes(inst.AccountLogin, 200),
 		CreatedAt: at, UpdatedAt: at,
 	}, kept)
+}
+
+// codeHostFailed logs why the code host's API could not be read (the caller sees only
+// code_host_unavailable) and returns err.
+func (s *Service) codeHostFailed(ctx context.Context, err error) error {
+	if errors.Is(err, ErrCodeHostUnavailable) {
+		s.log.WarnContext(ctx, "code host API unavailable", "error", err.Error())
+	}
+	return err
 }
 
 func truncateRunes(s string, n int) string {
