@@ -59,3 +59,24 @@ func FuzzCanonicalize(f *testing.F) {
 		}
 	})
 }
+
+// TestContentCanonicalJSON checks the member-by-member writer against the general path, on
+// decisions of every kind and on strings that need escaping or are not UTF-8.
+func TestContentCanonicalJSON(t *testing.T) {
+	servers, audits := sampleServers()
+	servers = append(servers, ServerInput{Key: "odd/\"name\"\u2028\x01\xff\xfe", Version: "<1>&", Status: "active",
+		Remotes: []RemoteInput{{Type: "sse", URL: "https://h\u00e9.example/\\x"}}})
+	contents := []Content{Compile(must(t, Rules{DefaultAction: Allow, PinTools: true}), "x", servers, audits), {Format: ContentFormat, Servers: []ServerDecision{}}}
+	big, bigAudits := benchRegistry(200)
+	contents = append(contents, Compile(must(t, benchRules), "y", big, bigAudits))
+	for _, c := range contents {
+		want, wantSum, err := Canonical(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, sum := c.CanonicalJSON()
+		if !bytes.Equal(got, want) || sum != wantSum {
+			t.Fatalf("CanonicalJSON = %s\nwant %s", got, want)
+		}
+	}
+}

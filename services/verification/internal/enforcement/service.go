@@ -123,10 +123,7 @@ func (s *Service) Preview(ctx context.Context, organizationID, policyID uuid.UUI
 		return Snapshot{}, fmt.Errorf("read the audits: %w", err)
 	}
 	content := Compile(ver.Rules, ver.RulesSHA256, servers, audits)
-	raw, sum, err := Canonical(content)
-	if err != nil {
-		return Snapshot{}, fmt.Errorf("canonical snapshot: %w", err)
-	}
+	raw, sum := content.CanonicalJSON()
 	return s.store.PutSnapshot(ctx, Snapshot{
 		ID: uuid.New(), OrganizationID: organizationID, PolicyID: policyID, PolicyVersionID: ver.ID, Version: ver.Version,
 		ContentSHA256: sum, ContentJSON: raw, Content: content, Summary: content.Summarize(), CreatedAt: s.now().UTC(),
