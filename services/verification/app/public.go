@@ -66,11 +66,11 @@ type PublicSettings struct {
 	// and CodeHostClientSecret this service's OAuth application (empty: the code_host method answers
 	// 503 code_host_unavailable); CodeHostCallbackURL its registered callback, this service's
 	// GET /claim/callback.
-	CodeHostURL          string `env:"CODE_HOST_URL" envDefault:"https://github.com"`
-	CodeHostAPIURL       string `env:"CODE_HOST_API_URL" envDefault:"https://api.github.com"`
-	CodeHostClientID     string `env:"CODE_HOST_CLIENT_ID"`
-	CodeHostClientSecret string `env:"CODE_HOST_CLIENT_SECRET"`
-	CodeHostCallbackURL  string `env:"CODE_HOST_CALLBACK_URL"`
+	CodeHostURL          string `env:"CLAIM_CODE_HOST_URL" envDefault:"https://github.com"`
+	CodeHostAPIURL       string `env:"CLAIM_CODE_HOST_API_URL" envDefault:"https://api.github.com"`
+	CodeHostClientID     string `env:"CLAIM_CODE_HOST_CLIENT_ID"`
+	CodeHostClientSecret string `env:"CLAIM_CODE_HOST_CLIENT_SECRET"`
+	CodeHostCallbackURL  string `env:"CLAIM_CODE_HOST_CALLBACK_URL"`
 
 	// TrustedProxyHops is how many proxies in front of the service append to X-Forwarded-For; the
 	// client address the public limits count is the entry that many places before the connection's.
@@ -121,18 +121,18 @@ func (s *PublicSettings) Validate(prefix string) error {
 	if s.ClaimHTTPPort < 0 || s.ClaimHTTPPort > 65535 {
 		bad("CLAIM_HTTP_PORT", "must be between 0 (the scheme's) and 65535")
 	}
-	for name, v := range map[string]string{"CODE_HOST_URL": s.CodeHostURL, "CODE_HOST_API_URL": s.CodeHostAPIURL} {
+	for name, v := range map[string]string{"CLAIM_CODE_HOST_URL": s.CodeHostURL, "CLAIM_CODE_HOST_API_URL": s.CodeHostAPIURL} {
 		if err := config.CheckURL(prefix+name, v, "http", "https"); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if (s.CodeHostClientID == "") != (s.CodeHostClientSecret == "") {
-		bad("CODE_HOST_CLIENT_SECRET", "CODE_HOST_CLIENT_ID and CODE_HOST_CLIENT_SECRET are set together")
+		bad("CLAIM_CODE_HOST_CLIENT_SECRET", "CLAIM_CODE_HOST_CLIENT_ID and CLAIM_CODE_HOST_CLIENT_SECRET are set together")
 	}
 	if s.CodeHostClientID != "" {
 		if s.CodeHostCallbackURL == "" {
-			bad("CODE_HOST_CALLBACK_URL", "is required with CODE_HOST_CLIENT_ID (this service's external URL + %s)", web.CallbackPath)
-		} else if err := config.CheckURL(prefix+"CODE_HOST_CALLBACK_URL", s.CodeHostCallbackURL, "http", "https"); err != nil {
+			bad("CLAIM_CODE_HOST_CALLBACK_URL", "is required with CLAIM_CODE_HOST_CLIENT_ID (this service's external URL + %s)", web.CallbackPath)
+		} else if err := config.CheckURL(prefix+"CLAIM_CODE_HOST_CALLBACK_URL", s.CodeHostCallbackURL, "http", "https"); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -164,13 +164,16 @@ func registerPublic(ctx context.Context, cfg Config, p *platform.Platform) error
 		ClaimStart:  throttle.Rule{Scope: "claim_start", PerClient: s.ClaimChecksPerClient, Overall: s.ClaimChecksOverall, Window: time.Hour},
 		ProxyHops:   s.TrustedProxyHops,
 	}
-	// Retention of events and of the rate counters (every window is at most an hour long); every
-	// replica runs it, and the deletes are idempotent.
+	// Retention of events, of the rate counters (every window is at most an hour long) and of expired
+	// pending claims; every replica runs it, and the deletes are idempotent.
 	p.Go(func(ctx context.Context) error {
 		return periodic.Run(ctx, s.AnalyticsPruneInterval, func(ctx context.Context) {
 			events.Prune(ctx)
 			if err := st.PruneRateCounters(ctx, time.Now().Add(-2*time.Hour)); err != nil && ctx.Err() == nil {
 				p.Log.Warn("rate counter retention failed", "error", err)
+			}
+			if err := st.PruneClaims(ctx, time.Now().Add(-claimKeepExpired)); err != nil && ctx.Err() == nil {
+				p.Log.Warn("claim retention failed", "error", err)
 			}
 		})
 	})
@@ -182,6 +185,10 @@ func registerPublic(ctx context.Context, cfg Config, p *platform.Platform) error
 		api.NewPublic(coverage.New(st, s.CoverageCacheTTL), events, claims, throttle.New(st), rules),
 		serve.Gateway(verificationv1.RegisterPublicServiceHandlerClient, verificationv1.NewPublicServiceClient))
 }
+
+// claimKeepExpired is how long a pending claim is kept after it expired, so that a late check still
+// answers "expired" rather than claim_not_found for a while.
+const claimKeepExpired = 7 * 24 * time.Hour
 
 // newCodeHost is the code host's sign-in, nil when no OAuth application is configured.
 func newCodeHost(s PublicSettings) claim.CodeHost {

@@ -364,11 +364,11 @@ func TestPublicClaimCodeHost(t *testing.T) {
 	t.Parallel()
 	host := newPublicFakeCodeHost(t, "Alice")
 	s := startService(t, map[string]string{
-		"VERIFICATION_CODE_HOST_URL":           host.URL,
-		"VERIFICATION_CODE_HOST_API_URL":       host.URL,
-		"VERIFICATION_CODE_HOST_CLIENT_ID":     "test-client",
-		"VERIFICATION_CODE_HOST_CLIENT_SECRET": "test-secret",
-		"VERIFICATION_CODE_HOST_CALLBACK_URL":  "http://service.invalid/claim/callback",
+		"VERIFICATION_CLAIM_CODE_HOST_URL":           host.URL,
+		"VERIFICATION_CLAIM_CODE_HOST_API_URL":       host.URL,
+		"VERIFICATION_CLAIM_CODE_HOST_CLIENT_ID":     "test-client",
+		"VERIFICATION_CLAIM_CODE_HOST_CLIENT_SECRET": "test-secret",
+		"VERIFICATION_CLAIM_CODE_HOST_CALLBACK_URL":  "http://service.invalid/claim/callback",
 	})
 	publicSeedServer(t, s, "io.github.alice", "weather")
 	publicSeedServer(t, s, "io.github.bob", "tides")
@@ -480,8 +480,8 @@ func TestPublicSettingsValidation(t *testing.T) {
 		{"VERIFICATION_ANALYTICS_MAX_EVENTS": "0"},
 		{"VERIFICATION_CLAIM_DNS_SERVER": "dns.example"},
 		{"VERIFICATION_CLAIM_HTTP_SCHEME": "ftp"},
-		{"VERIFICATION_CODE_HOST_CLIENT_ID": "x"},
-		{"VERIFICATION_CODE_HOST_CLIENT_ID": "x", "VERIFICATION_CODE_HOST_CLIENT_SECRET": "y"},
+		{"VERIFICATION_CLAIM_CODE_HOST_CLIENT_ID": "x"},
+		{"VERIFICATION_CLAIM_CODE_HOST_CLIENT_ID": "x", "VERIFICATION_CLAIM_CODE_HOST_CLIENT_SECRET": "y"},
 		{"VERIFICATION_COVERAGE_CACHE_TTL": "1h"},
 	} {
 		getenv := func(k string) string {

@@ -73,3 +73,10 @@ UPDATE claim_intents SET oauth_state_hash = NULL, oauth_started_at = NULL
 WHERE oauth_state_hash = $1 AND oauth_started_at >= $2
 RETURNING `+claimColumns, stateHash, notBefore))
 }
+
+// PruneClaims deletes the pending claims that expired before cutoff: they can no longer be
+// verified, and the intents of the overall rate limit must not pile up for ever. Verified claims stay.
+func (s *Public) PruneClaims(ctx context.Context, cutoff time.Time) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM claim_intents WHERE status = 'pending' AND expires_at < $1`, cutoff)
+	return err
+}

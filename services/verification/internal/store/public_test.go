@@ -7,9 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/trustlayer/trustlayer/pkg/outbox"
 	"github.com/trustlayer/trustlayer/pkg/pgtest"
 	"github.com/trustlayer/trustlayer/services/verification/internal/public/analytics"
+	"github.com/trustlayer/trustlayer/services/verification/internal/public/claim"
 	"github.com/trustlayer/trustlayer/services/verification/internal/public/throttle"
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"
 )
@@ -82,5 +85,36 @@ func TestPublicPruneAnalytics(t *testing.T) {
 	var pages string
 	if err := pool.QueryRow(ctx, `SELECT string_agg(page, ',' ORDER BY id) FROM public_analytics_events`).Scan(&pages); err != nil || pages != "/d,/e" {
 		t.Errorf("kept: got %q, %v, want the newest two /d,/e", pages, err)
+	}
+}
+
+// TestPublicPruneClaims deletes pending claims that expired before the cutoff, never verified ones.
+func TestPublicPruneClaims(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, outbox.Migrations(), store.Migrations())
+	st := store.NewPublic(pool)
+	ctx := context.Background()
+	now := time.Now()
+	sum := make([]byte, 32)
+	add := func(expires time.Time) uuid.UUID {
+		in := claim.Intent{ID: uuid.New(), Namespace: "com.example", Name: "x", Source: "direct", SecretHash: sum, TokenHash: sum,
+			Status: claim.StatusPending, CreatedAt: now, ExpiresAt: expires}
+		if err := st.InsertClaimIntent(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+		return in.ID
+	}
+	old, verified, fresh := add(now.Add(-30*24*time.Hour)), add(now.Add(-30*24*time.Hour)), add(now.Add(time.Hour))
+	if _, err := st.MarkClaimVerified(ctx, verified, claim.MethodDNS, "example.com", now); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PruneClaims(ctx, now.Add(-7*24*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[uuid.UUID]bool{old: false, verified: true, fresh: true} {
+		_, err := st.ClaimIntent(ctx, id)
+		if got := err == nil; got != want {
+			t.Errorf("claim kept: got %v (%v), want %v", got, err, want)
+		}
 	}
 }
