@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -51,7 +52,7 @@ func Validate(e Event) error {
 		bad("page", "string_too_long", "String should have at most %d characters", MaxPage)
 	case !pagePattern.MatchString(e.Page):
 		bad("page", "value_error", "A path starting with /, without query or fragment")
-	case looksPersonal(e.Page):
+	case looksPersonal(e.Page) || looksPersonal(unescaped(e.Page)):
 		bad("page", "personal_data", "The page path looks like it carries personal data")
 	}
 	if len(e.Properties) > MaxProperties {
@@ -130,4 +131,13 @@ func phoneLike(s string) bool {
 		}
 	}
 	return false
+}
+
+// unescaped is the page with its percent-escapes decoded (%40 is @), or the page itself when they
+// do not decode.
+func unescaped(page string) string {
+	if u, err := url.PathUnescape(page); err == nil {
+		return u
+	}
+	return page
 }

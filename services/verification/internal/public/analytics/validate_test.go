@@ -26,6 +26,7 @@ func TestValidate(t *testing.T) {
 		{"absolute URL", Event{Name: "page_viewed", Page: "https://example.com/claim"}, "page", "value_error"},
 		{"fragment", Event{Name: "page_viewed", Page: "/claim#me"}, "page", "value_error"},
 		{"email in path", Event{Name: "page_viewed", Page: "/u/alice@example.com"}, "page", "value_error"},
+		{"escaped email in path", Event{Name: "page_viewed", Page: "/u/alice%40example.com"}, "page", "personal_data"},
 		{"phone in path", Event{Name: "page_viewed", Page: "/u/4155550100"}, "page", "personal_data"},
 		{"email", Event{Name: "page_viewed", Page: "/", Properties: map[string]any{"ref": "bob.smith@example.co.uk"}}, "properties.ref", "personal_data"},
 		{"phone with spaces", Event{Name: "page_viewed", Page: "/", Properties: map[string]any{"ref": "call 020 7946 0018"}}, "properties.ref", "personal_data"},
@@ -83,7 +84,7 @@ func FuzzValidate(f *testing.F) {
 		if len(b) > MaxPropertyBytes || len(p) > MaxProperties || len(page) > MaxPage {
 			t.Fatalf("accepted an event past the bounds: page %d bytes, %d properties, %d bytes", len(page), len(p), len(b))
 		}
-		if emailPattern.Match(b) || emailPattern.MatchString(page) {
+		if emailPattern.Match(b) || emailPattern.MatchString(page) || emailPattern.MatchString(unescaped(page)) {
 			t.Fatalf("accepted an email address: %s %s", page, b)
 		}
 	})
