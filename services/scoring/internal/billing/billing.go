@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/trustlayer/trustlayer/pkg/stripebilling"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/fault"
 	"github.com/trustlayer/trustlayer/services/scoring/internal/keys"
 )
@@ -28,19 +29,19 @@ var (
 	// ErrKeyNotTrial is a key other than a trial key asking for a checkout for itself.
 	ErrKeyNotTrial = errors.New("only a trial key may open a checkout")
 	// ErrProcessor is the payment processor failing or refusing a call; the cause is logged only.
-	ErrProcessor = errors.New("payment processor unavailable")
+	ErrProcessor = stripebilling.ErrProcessor
 )
 
 // Errors of Processor.ParseEvent: a webhook the service cannot trust or read (400), which the
-// processor delivers again.
+// processor delivers again. They are pkg/stripebilling's, which verifies the deliveries.
 var (
 	// ErrSignature is a webhook whose signature header is missing, malformed or does not match.
-	ErrSignature = errors.New("invalid webhook signature")
+	ErrSignature = stripebilling.ErrSignature
 	// ErrStale is a correctly signed webhook whose timestamp is outside the tolerance: a replay of an
 	// old delivery, or a clock far off.
-	ErrStale = errors.New("webhook timestamp outside the tolerance")
+	ErrStale = stripebilling.ErrStale
 	// ErrInvalidEvent is a signed webhook body that is not an event this service can read.
-	ErrInvalidEvent = errors.New("unreadable webhook event")
+	ErrInvalidEvent = stripebilling.ErrInvalidEvent
 )
 
 // Plans billing moves accounts between. Accounts on other plans (commit, internal) are managed by
