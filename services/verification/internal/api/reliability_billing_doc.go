@@ -6,6 +6,7 @@ const billingPrefix = "/verification.v1.ReliabilityBillingService/"
 
 // billingAnswers are the statuses this area's methods answer besides success and 401.
 var billingAnswers = map[string]map[string]string{
+	billingPrefix + "GetDashboard": {"200": "The dashboard page (text/html; charset=utf-8): plan and usage, held runs, repositories with their targets, latest runs, decisions and baselines"},
 	billingPrefix + "CreateCheckout": {
 		"201": "The hosted checkout of the team plan: send the person to url",
 		"409": "already_subscribed: the workspace is on the enterprise plan, or on team with an active or past_due subscription",
