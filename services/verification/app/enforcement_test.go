@@ -6,8 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -436,6 +439,82 @@ func TestEnforcementRecordsAreImmutable(t *testing.T) {
 		}
 		if n := s.Count("SELECT count(*) FROM " + table); n == 0 {
 			t.Errorf("%s lost its rows", table)
+		}
+	}
+}
+
+func TestEnforcementConcurrentVersionsAndOpenAPI(t *testing.T) {
+	t.Parallel()
+	s := startService(t)
+	_, key := s.newKey("acme")
+	auth := bearer(key)
+	policyID := s.Must("POST", enforcementPath+"/policies", map[string]any{"name": "p"}, auth, http.StatusCreated).Object(t)["id"].(string)
+
+	// Versions added at once get consecutive numbers, each once.
+	const n = 6
+	got := make(chan float64, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			r := s.Do("POST", enforcementPath+"/policies/"+policyID+"/versions",
+				map[string]any{"rules": map[string]any{"servers": map[string]any{"allow": []string{fmt.Sprintf("ns%d/*", i)}}}}, auth)
+			if r.Status != http.StatusCreated {
+				t.Errorf("version %d: got %d %s", i, r.Status, r.Body)
+				got <- 0
+				return
+			}
+			got <- r.Object(t)["version"].(float64)
+		})
+	}
+	wg.Wait()
+	close(got)
+	seen := map[float64]bool{}
+	for v := range got {
+		seen[v] = true
+	}
+	for v := 1; v <= n; v++ {
+		if !seen[float64(v)] {
+			t.Errorf("versions %v: want each of 1..%d once", seen, n)
+			break
+		}
+	}
+	if p := s.Must("GET", enforcementPath+"/policies/"+policyID, nil, auth, http.StatusOK).Object(t); p["latest_version"] != float64(n) {
+		t.Errorf("latest_version = %v, want %d", p["latest_version"], n)
+	}
+
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Responses map[string]any `json:"responses"`
+			Security  []any          `json:"security"`
+		} `json:"paths"`
+	}
+	s.Must("GET", "/openapi.json", nil, nil, http.StatusOK).Decode(t, &doc)
+	for _, c := range []struct {
+		method, path string
+		statuses     []string
+	}{
+		{"post", "/policies", []string{"201", "401", "409", "422"}},
+		{"get", "/policies/{policyId}", []string{"200", "401", "404"}},
+		{"post", "/policies/{policyId}/versions", []string{"201", "401", "404", "422"}},
+		{"post", "/policies/{policyId}/preview", []string{"200", "401", "404", "409", "422"}},
+		{"get", "/snapshots/{snapshotId}", []string{"200", "401", "404"}},
+		{"post", "/snapshots/{snapshotId}/artifacts", []string{"201", "401", "404", "422"}},
+		{"get", "/artifacts/{artifactId}", []string{"200", "401", "404"}},
+		{"get", "/schemas/json-allowlist", []string{"200", "401"}},
+	} {
+		op, ok := doc.Paths[enforcementPath+c.path][c.method]
+		if !ok {
+			t.Errorf("openapi.json: no %s %s", c.method, c.path)
+			continue
+		}
+		for _, st := range c.statuses {
+			if _, ok := op.Responses[st]; !ok {
+				t.Errorf("openapi.json %s %s: no %s answer (has %v)", c.method, c.path, st, slices.Sorted(maps.Keys(op.Responses)))
+			}
+		}
+		if len(op.Responses) != len(c.statuses) || len(op.Security) == 0 {
+			t.Errorf("openapi.json %s %s: answers %v and security %v, want exactly %v and the API key", c.method, c.path,
+				slices.Sorted(maps.Keys(op.Responses)), op.Security, c.statuses)
 		}
 	}
 }

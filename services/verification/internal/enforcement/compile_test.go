@@ -195,6 +195,8 @@ func TestRegoFollowsTheSnapshot(t *testing.T) {
 			allTools := !rules.PinTools && !rules.decidesTools()
 			for _, s := range content.Servers {
 				eval(map[string]any{"server": s.Server}, s.Decision == Allow)
+				eval(map[string]any{"server": s.Server, "version": s.Version}, s.Decision == Allow)
+				eval(map[string]any{"server": s.Server, "version": s.Version + ".1"}, false)
 				for _, r := range s.Remotes {
 					eval(map[string]any{"server": s.Server, "remote_url": r.URL}, r.Decision == Allow)
 					for _, tl := range r.Tools {

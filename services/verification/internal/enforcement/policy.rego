@@ -4,6 +4,7 @@
 #
 # Query data.mcp_enforcement.allow with an input of:
 #   server      "{namespace}/{name}" (required)
+#   version     the server's version (optional: when given, it must be the version compiled)
 #   remote_url  the remote's URL (optional: any allowed remote of the server)
 #   tool        {name, description_sha256, input_schema_sha256, output_schema_sha256} (optional:
 #               the server or remote alone); the hashes are those of internal/audit/surface
@@ -28,6 +29,13 @@ remote_given if {
 tool_given if is_object(input.tool)
 
 deny contains "server_not_allowed" if not server
+
+deny contains "server_version_not_allowed" if {
+	server
+	is_string(input.version)
+	input.version != ""
+	input.version != server.version
+}
 
 deny contains "remote_not_allowed" if {
 	server
