@@ -181,9 +181,26 @@ type sweepAuditor struct {
 }
 
 func (a sweepAuditor) AuditRemote(ctx context.Context, url string) error {
-	if _, err := safehttp.CheckTarget(ctx, url, a.targets); err != nil {
-		return err
+	_, err := safehttp.CheckTarget(ctx, url, a.targets)
+	if err == nil {
+		_, err = a.svc.Run(ctx, audits.KindConformance, audit.Target{URL: url}, sweepHolder)
 	}
-	_, err := a.svc.Run(ctx, audits.KindConformance, audit.Target{URL: url}, sweepHolder)
-	return err
+	return sweepError(err)
+}
+
+// sweepError reduces a failed sweep audit to a stable code, which is what the sweep logs and keeps:
+// no resolved address, no internal cause.
+func sweepError(err error) error {
+	te, refused := safehttp.AsTargetError(err)
+	switch {
+	case err == nil:
+		return nil
+	case refused:
+		return errors.New(te.Code)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return errors.New("cancelled")
+	case errors.Is(err, audits.ErrUnavailable):
+		return errors.New("service_dependency_unavailable")
+	}
+	return errors.New("service_audit_failed")
 }
