@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -34,11 +35,13 @@ type runsOwner struct {
 }
 
 // startRuns starts the service with loopback targets on port allowed and the worker off.
-func startRuns(t *testing.T, port int, extra ...map[string]string) *stack {
+func startRuns(t testing.TB, port int, extra ...map[string]string) *stack {
 	t.Helper()
-	return startAuditor(t, port, append([]map[string]string{{
-		app.EnvPrefix + "RELIABILITY_WORKER": "false",
-		app.EnvPrefix + "LOG_LEVEL":          "error",
+	return startService(t, append([]map[string]string{{
+		app.EnvPrefix + "ALLOW_PRIVATE_CIDRS": "127.0.0.0/8",
+		app.EnvPrefix + "AUDIT_ALLOWED_PORTS": strconv.Itoa(port),
+		app.EnvPrefix + "RELIABILITY_WORKER":  "false",
+		app.EnvPrefix + "LOG_LEVEL":           "error",
 	}}, extra...)...)
 }
 
