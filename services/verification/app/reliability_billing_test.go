@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,6 +35,8 @@ type billingStripe struct {
 	mu    sync.Mutex
 	forms []url.Values
 	auth  []string
+	// refuse makes it answer Stripe's 400 of an unknown price.
+	refuse atomic.Bool
 }
 
 func newBillingStripe(t *testing.T) *billingStripe {
@@ -42,6 +45,12 @@ func newBillingStripe(t *testing.T) *billingStripe {
 		if r.Method != http.MethodPost || r.URL.Path != "/v1/checkout/sessions" || r.ParseForm() != nil {
 			w.WriteHeader(http.StatusNotFound)
 			_, _ = w.Write([]byte(`{"error":{"type":"invalid_request_error","message":"Unrecognized request URL"}}`))
+			return
+		}
+		if f.refuse.Load() {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"error":{"type":"invalid_request_error","code":"resource_missing","param":"line_items[0][price]","message":"No such price: 'price_test_team_plan'"}}`))
 			return
 		}
 		f.mu.Lock()
@@ -436,5 +445,32 @@ func TestReliabilityBillingConcurrentDeliveries(t *testing.T) {
 	}
 	if b := s.Must("GET", "/v1/agent-reliability/billing", nil, bearer(key), http.StatusOK).Object(t); b["plan"] != "team" {
 		t.Fatalf("plan %v, want team", b["plan"])
+	}
+}
+
+// TestReliabilityBillingRefusals: Stripe refusing the checkout is 503 payment_processor_unavailable
+// (its message is not passed on), and a webhook body over 256 KiB is 413.
+func TestReliabilityBillingRefusals(t *testing.T) {
+	t.Parallel()
+	s, peer := startBillingService(t)
+	_, key := s.newKey("billing-refusals")
+	peer.refuse.Store(true)
+	r := s.Do("POST", "/v1/agent-reliability/billing/checkout", nil, bearer(key))
+	if code, _ := detailCode(t, r.Body); r.Status != http.StatusServiceUnavailable || code != "payment_processor_unavailable" || strings.Contains(string(r.Body), "price_test") {
+		t.Fatalf("a refused checkout: got %d %s, want 503 payment_processor_unavailable without Stripe's message", r.Status, r.Body)
+	}
+	if b := s.Must("GET", "/v1/agent-reliability/billing", nil, bearer(key), http.StatusOK).Object(t); b["status"] != "none" {
+		t.Fatalf("after a refused checkout: status %v, want none", b["status"])
+	}
+	big := billingEvent(t, "evt_big", "checkout.session.completed", time.Now(), map[string]any{
+		"id": "cs_big", "object": "checkout.session", "metadata": map[string]any{"pad": strings.Repeat("x", 300<<10)},
+	})
+	r = s.deliverBilling(big, billingWebhookSecret, time.Now())
+	if code, _ := detailCode(t, r.Body); r.Status != http.StatusRequestEntityTooLarge || code != "payload_too_large" {
+		t.Fatalf("a 300 KiB delivery: got %d %.200s, want 413 payload_too_large", r.Status, r.Body)
+	}
+	r = s.deliverBilling([]byte(`{"id":"evt_x","object":"event","api_version":"1999-01-01","type":"checkout.session.completed"}`), billingWebhookSecret, time.Now())
+	if code, _ := detailCode(t, r.Body); r.Status != http.StatusBadRequest || code != "invalid_event" {
+		t.Fatalf("an event of another API version: got %d %s, want 400 invalid_event", r.Status, r.Body)
 	}
 }
