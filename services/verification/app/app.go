@@ -123,6 +123,8 @@ func loadConfig(getenv func(string) string, answers *readcache.Cache) (Config, e
 		return Config{}, err
 	}
 	spec.Migrations = append(spec.Migrations, store.Migrations())
+	// A call that fails because the database cannot be reached answers the business error shape.
+	spec.Unavailable = api.ErrUnavailable
 	spec.Streams = append(spec.Streams, bus.IntelChanges, bus.WebhookDeliveries)
 	spec.Relay = append(spec.Relay, outbox.WithBatchSize(relayBatch))
 	r := &reads{answers: answers, heads: readcache.NewHeads(readcache.DefaultMaxHeads)}

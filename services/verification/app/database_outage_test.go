@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,11 +24,14 @@ func TestDatabaseOutageAnswers503(t *testing.T) {
 	for _, call := range []struct {
 		method, path string
 		body         any
+		header       map[string]string
 	}{
-		{"POST", "/v1/intelligence/organizations", map[string]any{"name": "during"}},
-		{"GET", "/v1/intelligence/organizations/" + orgID + "/api-keys", nil},
+		{"POST", "/v1/intelligence/organizations", map[string]any{"name": "during"}, admin},
+		{"GET", "/v1/intelligence/organizations/" + orgID + "/api-keys", nil, admin},
+		// A key this replica has not seen is looked up by the authentication, before any handler.
+		{"GET", "/v1/intelligence/whoami", nil, bearer("vk_" + strings.Repeat("a", 43))},
 	} {
-		r := s.Do(call.method, call.path, call.body, admin)
+		r := s.Do(call.method, call.path, call.body, call.header)
 		if r.Status != http.StatusServiceUnavailable {
 			t.Fatalf("%s %s while the database is cut: got %d %s, want 503", call.method, call.path, r.Status, r.Body)
 		}
