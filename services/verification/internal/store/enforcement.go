@@ -126,18 +126,21 @@ WHERE policy_id = $1 AND organization_id = $2 AND ($3 = 0 OR version = $3) ORDER
 }
 
 // PutSnapshot stores snap unless its version already has a snapshot of the same content, and
-// returns the one stored.
+// returns the one stored: snap itself, or snap with the id and time of the snapshot stored before
+// (the same content, by its SHA-256, so the megabytes of it are not read back).
 func (s *Enforcement) PutSnapshot(ctx context.Context, snap enforcement.Snapshot) (enforcement.Snapshot, error) {
 	sum := snap.Summary
-	if _, err := s.pool.Exec(ctx, `INSERT INTO enforcement_snapshots (id, organization_id, policy_id, policy_version_id, version,
+	_, err := s.pool.Exec(ctx, `INSERT INTO enforcement_snapshots (id, organization_id, policy_id, policy_version_id, version,
     content_sha256, content, servers_allowed, servers_denied, tools_allowed, tools_denied, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (policy_version_id, content_sha256) DO NOTHING`,
 		snap.ID, snap.OrganizationID, snap.PolicyID, snap.PolicyVersionID, snap.Version, snap.ContentSHA256, string(snap.ContentJSON),
-		sum.ServersAllowed, sum.ServersDenied, sum.ToolsAllowed, sum.ToolsDenied, snap.CreatedAt); err != nil {
+		sum.ServersAllowed, sum.ServersDenied, sum.ToolsAllowed, sum.ToolsDenied, snap.CreatedAt)
+	if err != nil {
 		return enforcement.Snapshot{}, err
 	}
-	return scanEnforcementSnapshot(s.pool.QueryRow(ctx, `SELECT `+enforcementSnapshotColumns+` FROM enforcement_snapshots
-WHERE policy_version_id = $1 AND content_sha256 = $2`, snap.PolicyVersionID, snap.ContentSHA256))
+	err = s.pool.QueryRow(ctx, `SELECT id, created_at FROM enforcement_snapshots WHERE policy_version_id = $1 AND content_sha256 = $2`,
+		snap.PolicyVersionID, snap.ContentSHA256).Scan(&snap.ID, &snap.CreatedAt)
+	return snap, err
 }
 
 const enforcementSnapshotColumns = `id, organization_id, policy_id, policy_version_id, version, content_sha256, content,
