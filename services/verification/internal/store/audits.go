@@ -19,13 +19,19 @@ var _ audits.Store = (*Audits)(nil)
 // NewAudits returns the audit store over pool.
 func NewAudits(pool *pgxpool.Pool) *Audits { return &Audits{pool: pool} }
 
+const insertAudit = `
+		INSERT INTO audits (id, kind, url, issuer, subject, verdict, score, report, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+
 // Insert stores a and, in the same transaction, the tool surface it observed (RecordSurface).
 func (s *Audits) Insert(ctx context.Context, a audits.Audit) error {
+	args := []any{a.ID, a.Kind, a.URL, a.Issuer, a.Subject, a.Verdict, a.Score, a.Report, a.CreatedAt}
+	if a.Listing == nil {
+		_, err := s.pool.Exec(ctx, insertAudit, args...)
+		return err
+	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `
-		INSERT INTO audits (id, kind, url, issuer, subject, verdict, score, report, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			a.ID, a.Kind, a.URL, a.Issuer, a.Subject, a.Verdict, a.Score, a.Report, a.CreatedAt); err != nil {
+		if _, err := tx.Exec(ctx, insertAudit, args...); err != nil {
 			return err
 		}
 		return RecordSurface(ctx, tx, SurfaceInput{URL: a.URL, Listing: a.Listing, AuditID: a.ID, ObservedAt: a.CreatedAt})

@@ -34,11 +34,13 @@ type SurfaceInput struct {
 
 // listedBy returns the servers whose current snapshot lists url as a remote, with their current
 // snapshot and version, locked (in id order, as the sync locks them) so that their counters move
-// with the changes. The GIN index on the remotes array (migration 00016) finds the snapshots.
+// with the changes. The GIN index on the remotes array (migration 00016) finds the snapshots and the
+// servers' primary key their rows (joining on current_snapshot_id alone scans every server: 7 ms
+// at 20,000 servers, against 0.1 ms).
 const listedBy = `
 SELECT s.id, s.namespace, s.name, x.id, x.version
 FROM intel_snapshots x
-JOIN intel_servers s ON s.current_snapshot_id = x.id
+JOIN intel_servers s ON s.id = x.server_id AND s.current_snapshot_id = x.id
 WHERE (x.server_json::jsonb -> 'remotes') @> jsonb_build_array(jsonb_build_object('url', $1::text))
 ORDER BY s.id
 FOR UPDATE OF s`
@@ -53,13 +55,11 @@ type listingServer struct {
 // URL as a remote: a new observation when it differs from the URL's newest one, and, against that
 // one, the classified changes of every such server with their outbox events and the servers'
 // counters, in the same transaction as the audit report. A URL's first observation is its baseline
-// and has no changes. Observations of a URL take turns (a transaction-scoped advisory lock).
+// and has no changes. Observations of a URL take turns (a transaction-scoped advisory lock), so that
+// the URL's rows form one chain in seq order.
 func RecordSurface(ctx context.Context, tx pgx.Tx, in SurfaceInput) error {
 	if in.Listing == nil {
 		return nil
-	}
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('intel-surface:' || $1, 0))`, in.URL); err != nil {
-		return err
 	}
 	rows, err := tx.Query(ctx, listedBy, in.URL)
 	if err != nil {
@@ -72,11 +72,19 @@ func RecordSurface(ctx context.Context, tx pgx.Tx, in SurfaceInput) error {
 	if err != nil || len(servers) == 0 {
 		return err
 	}
+	// Taken after the server rows (always in that order, so no two recorders deadlock), and only for
+	// a listed URL: most audits are of URLs no server lists, and pay one indexed read.
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('intel-surface:' || $1, 0))`, in.URL); err != nil {
+		return err
+	}
 	dig := surface.Digest(*in.Listing)
 	var prevID uuid.UUID
 	var prevHash string
 	var prevListing []byte
-	err = tx.QueryRow(ctx, `SELECT id, surface_hash, listing FROM intel_surface_observations WHERE url = $1 ORDER BY seq DESC LIMIT 1`, in.URL).
+	// The listing only when the surface differs: most audits of a listed remote see the same one.
+	err = tx.QueryRow(ctx, `
+SELECT id, surface_hash, CASE WHEN surface_hash = $2 THEN NULL ELSE listing END
+FROM intel_surface_observations WHERE url = $1 ORDER BY seq DESC LIMIT 1`, in.URL, dig.Hash).
 		Scan(&prevID, &prevHash, &prevListing)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
