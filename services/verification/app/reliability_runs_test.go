@@ -115,7 +115,10 @@ func TestReliabilityRunsCI(t *testing.T) {
 	t.Cleanup(srv.Close)
 	s := startRuns(t, srv.Port)
 	o := s.runsOwner("CI workspace")
-	repo, target := s.reliabilityTarget(o, srv.URL, "mcp", "readiness")
+	// The repository and its target, through the workspace routes.
+	repo := s.Must("POST", runsPath+"/repositories", map[string]any{"full_name": "acme/alerts-agent"}, o.auth, http.StatusCreated).Object(t)["id"].(string)
+	target := s.Must("POST", runsPath+"/repositories/"+repo+"/targets",
+		map[string]any{"name": "alerts", "url": srv.URL, "evaluators": []string{"mcp", "readiness"}}, o.auth, http.StatusCreated).Object(t)["id"].(string)
 
 	first := s.scan(o, map[string]any{"target_id": target, "commit_sha": "1111111", "ref": "refs/heads/main", "trigger": "ci"})
 	if first["state"] != "queued" || first["trigger"] != "ci" || first["target_id"] != target || first["repository_id"] != repo ||
@@ -209,6 +212,14 @@ func TestReliabilityRunsCI(t *testing.T) {
 	s.work(4)
 	if r3 := s.run(o, third["id"].(string)); r3["state"] != "succeeded" || r3["baseline_run_id"] != r2["id"] || len(r3["changes"].([]any)) != 0 {
 		t.Errorf("third run %v", r3)
+	}
+
+	// A stored policy that blocks new parameters: the same diff is now blocked, by the repository's rule.
+	s.Must("PUT", runsPath+"/repositories/"+repo+"/deployment-policy", map[string]any{
+		"rules": []map[string]any{{"change": "parameter_added", "action": "block"}}, "default_action": "allow"}, o.auth, http.StatusOK)
+	strict := s.Must("POST", runsPath+"/deployment-policy/evaluate", map[string]any{"base_run_id": r1["id"], "head_run_id": r2["id"]}, o.auth, http.StatusOK).Object(t)
+	if strict["decision"] != "block" || strict["policy_source"] != "repository" || strict["policy_revision"] != float64(1) {
+		t.Errorf("evaluate with the stored policy %v", strict)
 	}
 
 	// Rollback returns to the first baseline, then there is nothing before it.
@@ -616,5 +627,45 @@ func TestReliabilityRunSettings(t *testing.T) {
 	}
 	if !slices.Contains(app.ConfigVars(), app.EnvPrefix+"RELIABILITY_RUN_LEASE") {
 		t.Error("ConfigVars lacks RELIABILITY_RUN_LEASE")
+	}
+}
+
+// TestReliabilityScheduledWorker: a schedule put through the workspace routes falls due, enqueue-due
+// queues its run and moves the schedule past now by its cron expression, and the background worker
+// (on, polling every 20 ms) finishes the run.
+func TestReliabilityScheduledWorker(t *testing.T) {
+	t.Parallel()
+	srv := fixtures.Serve(audittest.Dual())
+	t.Cleanup(srv.Close)
+	s := startRuns(t, srv.Port, map[string]string{
+		app.EnvPrefix + "RELIABILITY_WORKER":               "true",
+		app.EnvPrefix + "RELIABILITY_WORKER_POLL_INTERVAL": "20ms",
+	})
+	o := s.runsOwner("Scheduled")
+	repo := s.Must("POST", runsPath+"/repositories", map[string]any{"full_name": "acme/nightly"}, o.auth, http.StatusCreated).Object(t)["id"].(string)
+	target := s.Must("POST", runsPath+"/repositories/"+repo+"/targets",
+		map[string]any{"name": "nightly", "url": srv.URL, "evaluators": []string{"mcp"}}, o.auth, http.StatusCreated).Object(t)["id"].(string)
+	s.Must("PUT", runsPath+"/repositories/"+repo+"/targets/"+target+"/schedule",
+		map[string]any{"cron": "0 3 * * *", "timezone": "Europe/Paris"}, o.auth, http.StatusOK)
+	if _, err := s.Pool.Exec(context.Background(), `UPDATE reliability_schedules SET next_due_at = now() - interval '1 hour' WHERE target_id = $1`, target); err != nil {
+		t.Fatal(err)
+	}
+	got := s.Must("POST", runsPath+"/scheduled-scans/enqueue-due", nil, o.auth, http.StatusOK).Object(t)
+	if got["enqueued"] != float64(1) || got["due"] != float64(1) {
+		t.Fatalf("enqueue-due %v", got)
+	}
+	var items []map[string]any
+	eventually(t, "the scheduled run to finish", func() bool {
+		s.Must("GET", runsPath+"/runs?target_id="+target, nil, o.auth, http.StatusOK).Decode(t, &items)
+		return len(items) == 1 && items[0]["state"] == "succeeded"
+	})
+	if items[0]["trigger"] != "schedule" || items[0]["requested_by"] != "schedule" || items[0]["scheduled_for"] == nil {
+		t.Errorf("scheduled run %v", items[0])
+	}
+	// The next due time is 03:00 in Paris, after now.
+	var hour, minute int
+	if err := s.Pool.QueryRow(context.Background(), `SELECT extract(hour FROM next_due_at AT TIME ZONE 'Europe/Paris')::int,
+		extract(minute FROM next_due_at)::int FROM reliability_schedules WHERE target_id = $1 AND next_due_at > now()`, target).Scan(&hour, &minute); err != nil || hour != 3 || minute != 0 {
+		t.Errorf("next due at %d:%02d Paris time (%v), want 3:00 after now", hour, minute, err)
 	}
 }
