@@ -58,18 +58,19 @@ func TestReplicas(t *testing.T) {
 		"NATS_NAMESPACE":                  namespace,
 	})
 	verification := newReplicaSet(t, bin, "verification", pgtest.NewDatabase(t), map[string]string{
-		"VERIFICATION_ALLOW_PRIVATE_CIDRS":        "127.0.0.0/8",
-		"VERIFICATION_REGISTRY_URLS":              registry.URL,
-		"VERIFICATION_REGISTRY_POLL_INTERVAL":     registryPollInterval.String(),
-		"VERIFICATION_REGISTRY_MAX_ATTEMPTS":      "1",
-		"VERIFICATION_WEBHOOK_SCHEDULER_INTERVAL": "1s",
-		"VERIFICATION_WEBHOOK_RETRY_BASE":         "1s",
-		"VERIFICATION_WEBHOOK_RETRY_MAX":          "2s",
-		"VERIFICATION_WEBHOOK_TIMEOUT":            "5s",
-		"VERIFICATION_WATCH_LIMIT":                "4",
-		"VERIFICATION_WEBHOOK_ENDPOINT_LIMIT":     "3",
-		"VERIFICATION_WATCH_API_LIMIT":            "3",
-		"VERIFICATION_FEED_EXPORT_INTERVAL":       "1m", // the shortest allowed
+		"VERIFICATION_ALLOW_PRIVATE_CIDRS":                "127.0.0.0/8",
+		"VERIFICATION_REGISTRY_URLS":                      registry.URL,
+		"VERIFICATION_REGISTRY_POLL_INTERVAL":             registryPollInterval.String(),
+		"VERIFICATION_REGISTRY_MAX_ATTEMPTS":              "1",
+		"VERIFICATION_WEBHOOK_SCHEDULER_INTERVAL":         "1s",
+		"VERIFICATION_WEBHOOK_RETRY_BASE":                 "1s",
+		"VERIFICATION_WEBHOOK_RETRY_MAX":                  "2s",
+		"VERIFICATION_WEBHOOK_TIMEOUT":                    "5s",
+		"VERIFICATION_WATCH_LIMIT":                        "4",
+		"VERIFICATION_WEBHOOK_ENDPOINT_LIMIT":             "3",
+		"VERIFICATION_WATCH_API_LIMIT":                    "3",
+		"VERIFICATION_FEED_EXPORT_INTERVAL":               "1m", // the shortest allowed
+		"VERIFICATION_ANALYTICS_EVENTS_PER_CLIENT_MINUTE": "5",
 		// Watch runs audit their targets; no check here needs them, and the targets below are public
 		// addresses the test machine should not be made to call.
 		"VERIFICATION_WATCH_SCHEDULER": "false",
@@ -79,9 +80,9 @@ func TestReplicas(t *testing.T) {
 	// Ingestion and scoring start together; verification's replicas are started a third of a poll
 	// interval apart, so that their poll loops tick at different moments, as after a rollout.
 	started := time.Now()
-	var procs []*proc
 	for range 3 {
-		procs = append(procs, ingestion.start(), scoring.start())
+		ingestion.start()
+		scoring.start()
 	}
 	v1 := verification.start()
 	verification.ready(v1)
@@ -100,8 +101,10 @@ func TestReplicas(t *testing.T) {
 		startup = time.Since(launched)
 		t.Logf("verification-%d ticks %s after verification-1", i+2, time.Since(first).Round(10*time.Millisecond))
 	}
-	for _, p := range procs {
-		map[bool]*replicaSet{true: ingestion, false: scoring}[strings.HasPrefix(p.name, "ingestion")].ready(p)
+	for _, set := range []*replicaSet{ingestion, scoring} {
+		for _, p := range set.procs {
+			set.ready(p)
+		}
 	}
 	t.Logf("nine replicas ready %s after the first start", time.Since(started).Round(time.Millisecond))
 
@@ -399,7 +402,7 @@ func testGlobalLimits(t *testing.T, verification, scoring *replicaSet) {
 			go func() {
 				defer wg.Done()
 				<-start
-				r := send(i)
+				r := send(i) // send reports failures with t.Error: it runs outside the test's goroutine
 				mu.Lock()
 				statuses[r.status]++
 				mu.Unlock()
@@ -411,7 +414,7 @@ func testGlobalLimits(t *testing.T, verification, scoring *replicaSet) {
 	}
 	t.Run("scoring trial keys per client address", func(t *testing.T) {
 		got := concurrently(8, func(int) reply {
-			r := call(t, "POST", scoring.url()+"/v1/keys/trial", nil)
+			r := try(t, "POST", scoring.url()+"/v1/keys/trial", nil)
 			if r.status == http.StatusTooManyRequests && r.header.Get("Retry-After") == "" {
 				t.Errorf("a 429 without Retry-After: %s", r.body)
 			}
@@ -426,7 +429,7 @@ func testGlobalLimits(t *testing.T, verification, scoring *replicaSet) {
 		must(t, http.StatusCreated, "POST", scoring.url()+"/v1/control-plane/auth/signup",
 			map[string]any{"email": email, "password": password, "workspace_name": "Replicas"})
 		got := concurrently(8, func(int) reply {
-			return call(t, "POST", scoring.url()+"/v1/control-plane/auth/login", map[string]any{"email": email, "password": "wrong password, repeated"})
+			return try(t, "POST", scoring.url()+"/v1/control-plane/auth/login", map[string]any{"email": email, "password": "wrong password, repeated"})
 		})
 		if got[http.StatusUnauthorized] != 5 || got[http.StatusTooManyRequests] != 3 {
 			t.Errorf("8 wrong passwords at once: got statuses %v, want 5 × 401 and 3 × 429 (5 failed sign-ins per e-mail)", got)
@@ -493,13 +496,29 @@ func testGlobalLimits(t *testing.T, verification, scoring *replicaSet) {
 			return calls == quota-2+admitted
 		})
 	})
+	t.Run("verification public analytics events per client address", func(t *testing.T) {
+		// The window is the clock's minute: a burst that straddled two would be counted in both.
+		if left := time.Until(time.Now().Truncate(time.Minute).Add(time.Minute)); left < 3*time.Second {
+			time.Sleep(left + 100*time.Millisecond)
+		}
+		got := concurrently(8, func(int) reply {
+			r := try(t, "POST", verification.url()+"/api/analytics/events", map[string]any{"name": "page_viewed", "page": "/claim"})
+			if r.status == http.StatusTooManyRequests && (!strings.Contains(string(r.body), "contact_rate_limited") || r.header.Get("Retry-After") == "") {
+				t.Errorf("a 429 without contact_rate_limited and Retry-After: %s", r.body)
+			}
+			return r
+		})
+		if got[http.StatusOK] != 5 || got[http.StatusTooManyRequests] != 3 {
+			t.Errorf("8 events at once from one address: got statuses %v, want 5 × 200 and 3 × 429 (VERIFICATION_ANALYTICS_EVENTS_PER_CLIENT_MINUTE)", got)
+		}
+	})
 	t.Run("verification watch API watches per organization", func(t *testing.T) {
 		org := must(t, http.StatusCreated, "POST", verification.url()+"/v1/intelligence/organizations", map[string]any{"name": "Watch API Org"}, admin()...)
 		key := must(t, http.StatusCreated, "POST", verification.url()+"/v1/watch/api-keys", map[string]any{
 			"organizationId": org["id"], "name": "e2e", "scopes": []string{"watch:read", "watch:write"},
 		}, admin()...)["apiKey"].(string)
 		got := concurrently(6, func(i int) reply {
-			r := call(t, "POST", verification.url()+"/v1/watch/watches", map[string]any{
+			r := try(t, "POST", verification.url()+"/v1/watch/watches", map[string]any{
 				"targetUrl": fmt.Sprintf("https://93.184.216.%d/mcp", 10+i), "evaluator": "mcp",
 			}, bearerHeader(key)...)
 			if r.status == http.StatusForbidden && !strings.Contains(string(r.body), "watch_limit_reached") {
@@ -516,7 +535,7 @@ func testGlobalLimits(t *testing.T, verification, scoring *replicaSet) {
 		key := must(t, http.StatusCreated, "POST", verification.url()+"/v1/intelligence/organizations/"+org["id"].(string)+"/api-keys",
 			map[string]any{"name": "e2e"}, admin()...)["api_key"].(string)
 		got := concurrently(6, func(i int) reply {
-			return call(t, "POST", verification.url()+"/v1/intelligence/webhooks/endpoints",
+			return try(t, "POST", verification.url()+"/v1/intelligence/webhooks/endpoints",
 				map[string]any{"url": fmt.Sprintf("https://hooks.example.com/e2e-%d", i)}, bearerHeader(key)...)
 		})
 		if got[http.StatusCreated] != 3 || got[http.StatusForbidden] != 3 {
@@ -528,7 +547,7 @@ func testGlobalLimits(t *testing.T, verification, scoring *replicaSet) {
 		key := must(t, http.StatusCreated, "POST", verification.url()+"/v1/intelligence/organizations/"+org["id"].(string)+"/api-keys",
 			map[string]any{"name": "e2e"}, admin()...)["api_key"].(string)
 		got := concurrently(6, func(i int) reply {
-			return call(t, "POST", verification.url()+fmt.Sprintf("/v1/intelligence/servers/io.example/replica-%d/watch", i), map[string]any{}, bearerHeader(key)...)
+			return try(t, "POST", verification.url()+fmt.Sprintf("/v1/intelligence/servers/io.example/replica-%d/watch", i), map[string]any{}, bearerHeader(key)...)
 		})
 		if got[http.StatusCreated] != 4 || got[http.StatusForbidden] != 2 {
 			t.Errorf("6 server watches at once: got statuses %v, want 4 × 201 and 2 × 403 (VERIFICATION_WATCH_LIMIT)", got)
