@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -217,4 +218,31 @@ func TestTimelineRemoteSweep(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// TestTimelineSurfaceChangeReachesTheWebhook: a tool-surface change reaches a server watch's webhook
+// endpoint like a listing change, filtered by its change type.
+func TestTimelineSurfaceChangeReachesTheWebhook(t *testing.T) {
+	t.Parallel()
+	s, fixture, remote := timelineStack(t, nil)
+	tok := s.token("timeline-hooks", 600, "service:audit")
+	s.Must(http.MethodPost, "/v1/audits/mcp", map[string]any{"url": remote}, bearer(tok), http.StatusOK)
+
+	hook := newReceiver(t, http.StatusNoContent)
+	if r := s.call(http.MethodPost, "/v1/intelligence/webhooks/endpoints", map[string]any{"url": hook.URL + "/in"}); r.Status != http.StatusCreated {
+		t.Fatalf("create endpoint: %d %s", r.Status, r.Body)
+	}
+	if r := s.call(http.MethodPost, "/v1/intelligence/servers/io.example/live/watch", map[string]any{"change_types": []string{"tool_removed"}}); r.Status != http.StatusCreated {
+		t.Fatalf("watch: %d %s", r.Status, r.Body)
+	}
+	fixture.rename()
+	s.Must(http.MethodPost, "/v1/audits/mcp", map[string]any{"url": remote}, bearer(tok), http.StatusOK)
+
+	eventually(t, "the delivery of tool_removed", func() bool { return len(hook.got()) > 0 })
+	for _, r := range hook.got() {
+		body := string(r.body)
+		if !strings.Contains(body, `"change_type":"tool_removed"`) || !strings.Contains(body, `"name":"live"`) {
+			t.Errorf("delivery: got %s, want only the tool_removed change of io.example/live", body)
+		}
+	}
 }
