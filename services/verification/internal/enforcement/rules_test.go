@@ -1,6 +1,7 @@
 package enforcement
 
 import (
+	"bytes"
 	"errors"
 	"regexp"
 	"strings"
@@ -138,4 +139,33 @@ func TestHint(t *testing.T) {
 			t.Errorf("hint(%v, %s) = %v, want %v", tt.annotations, tt.name, got, tt.want)
 		}
 	}
+}
+
+// FuzzNormalize feeds arbitrary patterns and names to the rules' checks: they never panic, and
+// rules they accept are accepted again unchanged.
+func FuzzNormalize(f *testing.F) {
+	f.Add("io.github.acme/*", "*.acme.com", "delete_*", "io.github.acme/files/rm", "destructiveHint", "medium")
+	f.Add("", "", "", "", "", "")
+	f.Add("a/b/c", "HOST:1", "x/y", "rm", "no such", "extreme")
+	f.Fuzz(func(t *testing.T, server, host, tool, approved, annotation, risk string) {
+		r := Rules{
+			Servers: Patterns{Allow: []string{server}}, RemoteHosts: Patterns{Deny: []string{host}}, MaxChangeRisk: risk,
+			Tools: ToolRules{Names: Patterns{Deny: []string{tool}}, Approved: []string{approved},
+				DenyAnnotations: []AnnotationRule{{Annotation: annotation, Value: true}}},
+		}
+		got, err := r.Normalize("rules")
+		if err != nil {
+			return
+		}
+		again, err := got.Normalize("rules")
+		if err != nil {
+			t.Fatalf("accepted rules refused on a second look: %v", err)
+		}
+		a, _, _ := Canonical(got)
+		b, _, _ := Canonical(again)
+		if !bytes.Equal(a, b) {
+			t.Fatalf("Normalize is not idempotent: %s then %s", a, b)
+		}
+		Match(server, "io.github.acme/files")
+	})
 }
