@@ -29,6 +29,7 @@ var runAnswers = map[string]map[string]string{
 		"409": "run_not_finished: the run has no evidence until it finishes",
 	},
 	runsPrefix + "GetRunEvidencePage": {
+		"200": "The evidence page (text/html; charset=utf-8): the run, decision and reasons, changes, summary, tool surface, audits' checks and the manifest; no script, no external asset",
 		"404": "run_not_found",
 		"409": "run_not_finished: the run has no evidence until it finishes",
 	},
