@@ -35,7 +35,7 @@ type ScanCreate struct {
 	Ref       string `protobuf:"bytes,3,opt,name=ref,proto3" json:"ref,omitempty"`
 	// trigger is manual (the default) or ci.
 	Trigger string `protobuf:"bytes,4,opt,name=trigger,proto3" json:"trigger,omitempty"`
-	// requested_by names who asked (at most 200 characters); default the API key's name.
+	// requested_by names who asked (at most 200 characters); default api_key:<the API key's prefix>.
 	RequestedBy   string `protobuf:"bytes,5,opt,name=requested_by,json=requestedBy,proto3" json:"requested_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1886,7 +1886,7 @@ func (x *ReliabilityBaseline) GetCreatedAt() *timestamppb.Timestamp {
 }
 
 // PromoteBaselineBody: run_id (target route only; default the latest succeeded or approved run),
-// actor (default the API key's name) and reason.
+// actor (default api_key:<the API key's prefix>) and reason.
 type PromoteBaselineBody struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	RunId         string                 `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`

@@ -61,6 +61,7 @@ type ReliabilityRunServiceClient interface {
 	GetRunEvidence(ctx context.Context, in *GetRunEvidenceRequest, opts ...grpc.CallOption) (*GetRunEvidenceResponse, error)
 	// GetRunEvidencePage returns the evidence of a finished run as an HTML page (text/html).
 	// buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
+	// buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
 	GetRunEvidencePage(ctx context.Context, in *GetRunEvidencePageRequest, opts ...grpc.CallOption) (*httpbody.HttpBody, error)
 	// PromoteTargetBaseline makes a finished run (body run_id; default the target's latest
 	// succeeded or approved run) the target's baseline.
@@ -242,6 +243,7 @@ type ReliabilityRunServiceServer interface {
 	GetRunEvidence(context.Context, *GetRunEvidenceRequest) (*GetRunEvidenceResponse, error)
 	// GetRunEvidencePage returns the evidence of a finished run as an HTML page (text/html).
 	// buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
+	// buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
 	GetRunEvidencePage(context.Context, *GetRunEvidencePageRequest) (*httpbody.HttpBody, error)
 	// PromoteTargetBaseline makes a finished run (body run_id; default the target's latest
 	// succeeded or approved run) the target's baseline.

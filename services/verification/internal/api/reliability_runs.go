@@ -42,13 +42,14 @@ var (
 	reliabilityTargetTarget = target{code: "target_not_found", message: "Not found"}
 )
 
-// runsCaller returns the caller's workspace, and the API key's name as the default actor.
+// runsCaller returns the caller's workspace, and the API key's prefix as the default actor (as
+// the workspace routes name who changed a policy).
 func runsCaller(ctx context.Context) (runs.Caller, error) {
 	c, ok := identity.From(ctx)
 	if !ok {
 		return runs.Caller{}, errMissingBearer
 	}
-	return runs.Caller{OrganizationID: c.OrganizationID, Actor: "api_key:" + c.KeyName}, nil
+	return runs.Caller{OrganizationID: c.OrganizationID, Actor: "api_key:" + c.KeyPrefix}, nil
 }
 
 func runsCallerAndID(ctx context.Context, raw string, t target) (runs.Caller, uuid.UUID, error) {
