@@ -227,14 +227,18 @@ func TestReliabilityRunsCI(t *testing.T) {
 	if rb["run_id"] != r1["id"] || rb["action"] != "rollback" || rb["previous_baseline_id"] != "" {
 		t.Fatalf("rollback %v", rb)
 	}
-	if r := s.Do("POST", runsPath+"/repositories/"+repo+"/targets/"+target+"/baselines/rollback", map[string]any{}, o.auth); r.Status != http.StatusConflict || runsCode(t, r) != "no_previous_baseline" {
+	// (No body at all reads as an empty one.)
+	if r := s.Do("POST", runsPath+"/repositories/"+repo+"/targets/"+target+"/baselines/rollback", nil, o.auth); r.Status != http.StatusConflict || runsCode(t, r) != "no_previous_baseline" {
 		t.Errorf("second rollback: %d %s", r.Status, r.Body)
 	}
 	if n := s.Count(`SELECT count(*) FROM reliability_baselines WHERE target_id = $1`, target); n != 3 {
 		t.Errorf("%d baseline entries, want 3 (append-only history)", n)
 	}
-	if _, err := s.Pool.Exec(context.Background(), `UPDATE reliability_baselines SET reason = 'x'`); err == nil {
-		t.Error("the baseline history accepted an UPDATE")
+	for _, q := range []string{`UPDATE reliability_baselines SET reason = 'x'`, `UPDATE reliability_run_approvals SET reason = 'x'`,
+		`UPDATE reliability_run_evidence SET sha256 = 'x'`, `DELETE FROM reliability_run_evidence`} {
+		if _, err := s.Pool.Exec(context.Background(), q); err == nil {
+			t.Errorf("the append-only trail accepted %s", q)
+		}
 	}
 
 	// Evidence: the document's parts and whole hash as the manifest says, and the recorded hash.
