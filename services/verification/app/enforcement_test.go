@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -496,7 +497,7 @@ func TestEnforcementConcurrentVersionsAndOpenAPI(t *testing.T) {
 		{"post", "/policies", []string{"201", "401", "409", "422"}},
 		{"get", "/policies/{policyId}", []string{"200", "401", "404"}},
 		{"post", "/policies/{policyId}/versions", []string{"201", "401", "404", "422"}},
-		{"post", "/policies/{policyId}/preview", []string{"200", "401", "404", "409", "422"}},
+		{"post", "/policies/{policyId}/preview", []string{"200", "401", "404", "409", "422", "429"}},
 		{"get", "/snapshots/{snapshotId}", []string{"200", "401", "404"}},
 		{"post", "/snapshots/{snapshotId}/artifacts", []string{"201", "401", "404", "422"}},
 		{"get", "/artifacts/{artifactId}", []string{"200", "401", "404"}},
@@ -517,4 +518,30 @@ func TestEnforcementConcurrentVersionsAndOpenAPI(t *testing.T) {
 				slices.Sorted(maps.Keys(op.Responses)), op.Security, c.statuses)
 		}
 	}
+}
+
+func TestEnforcementSnapshotLimit(t *testing.T) {
+	t.Parallel()
+	s := startService(t, map[string]string{"VERIFICATION_ENFORCEMENT_SNAPSHOTS_PER_HOUR": "1"})
+	_, key := s.newKey("acme")
+	auth := bearer(key)
+	policyID := s.Must("POST", enforcementPath+"/policies", map[string]any{"name": "p", "rules": map[string]any{}}, auth, http.StatusCreated).Object(t)["id"].(string)
+	first := s.Must("POST", enforcementPath+"/policies/"+policyID+"/preview", map[string]any{}, auth, http.StatusOK).Object(t)
+	// The same content again is the snapshot stored before: not counted.
+	if again := s.Must("POST", enforcementPath+"/policies/"+policyID+"/preview", map[string]any{}, auth, http.StatusOK).Object(t); again["id"] != first["id"] {
+		t.Errorf("the same preview again: got %v, want %v", again["id"], first["id"])
+	}
+	s.Must("POST", enforcementPath+"/policies/"+policyID+"/versions", map[string]any{"rules": map[string]any{"default_action": "allow"}}, auth, http.StatusCreated)
+	r := s.Do("POST", enforcementPath+"/policies/"+policyID+"/preview", map[string]any{}, auth)
+	wantCoded(t, "a second new snapshot in the hour", r, http.StatusTooManyRequests, "enforcement_snapshot_rate_limited")
+	if detail, _ := r.Object(t)["detail"].(map[string]any); detail["limit"] != 1.0 {
+		t.Errorf("429 body %s, want limit 1", r.Body)
+	}
+	if wait, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || wait < 1 || wait > 3600 {
+		t.Errorf("Retry-After = %q, want 1..3600 seconds", r.Header.Get("Retry-After"))
+	}
+	// Another organization has its own hour.
+	_, otherKey := s.newKey("other")
+	otherID := s.Must("POST", enforcementPath+"/policies", map[string]any{"name": "p", "rules": map[string]any{}}, bearer(otherKey), http.StatusCreated).Object(t)["id"].(string)
+	s.Must("POST", enforcementPath+"/policies/"+otherID+"/preview", map[string]any{}, bearer(otherKey), http.StatusOK)
 }

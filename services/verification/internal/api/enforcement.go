@@ -23,11 +23,17 @@ var (
 
 // enforcementError maps the enforcement use case's own errors, then the shared ones (toAPI).
 func enforcementError(err error, t target) error {
+	var limit *enforcement.SnapshotLimitError
 	switch {
 	case errors.Is(err, enforcement.ErrPolicyNameExists):
 		return apierror.Coded(http.StatusConflict, "enforcement_policy_name_exists", "This organization already has a policy of this name", nil)
 	case errors.Is(err, enforcement.ErrNoVersion):
 		return apierror.Coded(http.StatusConflict, "enforcement_policy_has_no_version", "The policy has no version yet: add one first", nil)
+	case errors.As(err, &limit):
+		e := apierror.Coded(http.StatusTooManyRequests, "enforcement_snapshot_rate_limited",
+			"This organization stored its hourly number of new snapshots: retry after the delay in Retry-After", map[string]any{"limit": limit.Limit})
+		e.RetryAfter = limit.RetryAfter
+		return e
 	case errors.Is(err, enforcement.ErrUnknownVersion):
 		return apierror.Validation(apierror.Violation{Loc: []any{"body", "version"}, Msg: "The policy has no version of this number", Type: "value_error"})
 	}

@@ -14,6 +14,7 @@ var enforcementAnswers = map[string]map[string]string{
 		"422": "No rules, bad rules (as for POST /policies), or a note over 2000 characters"},
 	enforcementPrefix + "PreviewPolicy": {"404": "enforcement_policy_not_found",
 		"409": "enforcement_policy_has_no_version: add a version first",
+		"429": "enforcement_snapshot_rate_limited (with limit, and Retry-After): the organization stored ENFORCEMENT_SNAPSHOTS_PER_HOUR new snapshots in the last hour",
 		"422": "A negative version, a version the policy does not have, or a format (a preview takes none)"},
 	enforcementPrefix + "GetSnapshot": {"404": "enforcement_snapshot_not_found: unknown, or another organization's"},
 	enforcementPrefix + "CreateArtifact": {"201": "The artifact (the same one again for the same snapshot and format)",

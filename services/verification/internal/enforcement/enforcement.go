@@ -23,7 +23,21 @@ var (
 	ErrNoVersion = errors.New("the policy has no version")
 	// ErrUnknownVersion: the policy has no version of this number.
 	ErrUnknownVersion = errors.New("the policy has no version of this number")
+	// ErrSnapshotLimit: the organization stored as many new snapshots lately as it may (see
+	// SnapshotLimitError).
+	ErrSnapshotLimit = errors.New("enforcement snapshot limit reached")
 )
+
+// SnapshotLimitError is ErrSnapshotLimit with the cap and the wait until a snapshot may be stored.
+type SnapshotLimitError struct {
+	Limit      int
+	RetryAfter time.Duration
+}
+
+func (e *SnapshotLimitError) Error() string { return ErrSnapshotLimit.Error() }
+
+// Unwrap returns ErrSnapshotLimit.
+func (e *SnapshotLimitError) Unwrap() error { return ErrSnapshotLimit }
 
 // Policy is an organization's policy with its versions, oldest first.
 type Policy struct {
@@ -107,8 +121,10 @@ type Store interface {
 	// GetVersion reads a version of a policy (0: the latest); ErrNoVersion when the policy has none,
 	// ErrUnknownVersion when it has none of this number.
 	GetVersion(ctx context.Context, organizationID, policyID uuid.UUID, version int) (Version, error)
-	// PutSnapshot stores s, or returns the snapshot already stored for its version and content.
-	PutSnapshot(ctx context.Context, s Snapshot) (Snapshot, error)
+	// PutSnapshot returns the snapshot already stored for s's version and content, or stores s unless
+	// its organization stored limit snapshots or more since s.CreatedAt less window (a
+	// *SnapshotLimitError then; limit 0: no cap).
+	PutSnapshot(ctx context.Context, s Snapshot, limit int, window time.Duration) (Snapshot, error)
 	// GetSnapshot reads a snapshot with its content.
 	GetSnapshot(ctx context.Context, organizationID, id uuid.UUID) (Snapshot, error)
 	// PutArtifact stores a and its files, or returns the artifact already stored for its snapshot and format.

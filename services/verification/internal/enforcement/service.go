@@ -15,6 +15,8 @@ type Service struct {
 	store Store
 	intel Intelligence
 	now   func() time.Time
+	// snapshotsPerHour caps the new snapshots an organization stores in an hour (0: no cap).
+	snapshotsPerHour int
 }
 
 // Option configures a Service.
@@ -22,6 +24,11 @@ type Option func(*Service)
 
 // WithClock sets the clock of created_at times (default time.Now).
 func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
+
+// WithSnapshotsPerHour caps the new snapshots an organization stores in any hour: each can be
+// megabytes (about 2 KB a server of the registry), and a preview compiles the whole registry. A
+// preview that finds its snapshot stored before is not counted. 0: no cap.
+func WithSnapshotsPerHour(n int) Option { return func(s *Service) { s.snapshotsPerHour = n } }
 
 // New returns the service over st (policies and their products) and intel (what compiles read).
 func New(st Store, intel Intelligence, opts ...Option) *Service {
@@ -127,7 +134,7 @@ func (s *Service) Preview(ctx context.Context, organizationID, policyID uuid.UUI
 	return s.store.PutSnapshot(ctx, Snapshot{
 		ID: uuid.New(), OrganizationID: organizationID, PolicyID: policyID, PolicyVersionID: ver.ID, Version: ver.Version,
 		ContentSHA256: sum, ContentJSON: raw, Content: content, Summary: content.Summarize(), CreatedAt: s.now().UTC(),
-	})
+	}, s.snapshotsPerHour, time.Hour)
 }
 
 // remoteURLs are the distinct remote URLs of servers, sorted.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -125,22 +126,42 @@ WHERE policy_id = $1 AND organization_id = $2 AND ($3 = 0 OR version = $3) ORDER
 	return enforcement.Version{}, enforcement.ErrUnknownVersion
 }
 
-// PutSnapshot stores snap unless its version already has a snapshot of the same content, and
-// returns the one stored: snap itself, or snap with the id and time of the snapshot stored before
-// (the same content, by its SHA-256, so the megabytes of it are not read back).
-func (s *Enforcement) PutSnapshot(ctx context.Context, snap enforcement.Snapshot) (enforcement.Snapshot, error) {
+// PutSnapshot returns the snapshot stored before for snap's version and content (its id and time:
+// the content is the same, by its SHA-256, so its megabytes are not read back), or stores snap
+// unless its organization stored limit snapshots or more since snap.CreatedAt less window. Two
+// previews at once may both pass the count: the cap bounds storage, it is not exact.
+func (s *Enforcement) PutSnapshot(ctx context.Context, snap enforcement.Snapshot, limit int, window time.Duration) (enforcement.Snapshot, error) {
+	existing := func() error {
+		return s.pool.QueryRow(ctx, `SELECT id, created_at FROM enforcement_snapshots WHERE policy_version_id = $1 AND content_sha256 = $2`,
+			snap.PolicyVersionID, snap.ContentSHA256).Scan(&snap.ID, &snap.CreatedAt)
+	}
+	if err := existing(); err == nil || !errors.Is(err, pgx.ErrNoRows) {
+		return snap, err
+	}
+	if limit > 0 {
+		var n int
+		var oldest *time.Time
+		if err := s.pool.QueryRow(ctx, `SELECT count(*), min(created_at) FROM enforcement_snapshots WHERE organization_id = $1 AND created_at > $2`,
+			snap.OrganizationID, snap.CreatedAt.Add(-window)).Scan(&n, &oldest); err != nil {
+			return enforcement.Snapshot{}, err
+		}
+		if n >= limit {
+			wait := time.Second
+			if oldest != nil {
+				wait = max(wait, oldest.Add(window).Sub(snap.CreatedAt).Round(time.Second))
+			}
+			return enforcement.Snapshot{}, &enforcement.SnapshotLimitError{Limit: limit, RetryAfter: wait}
+		}
+	}
 	sum := snap.Summary
-	_, err := s.pool.Exec(ctx, `INSERT INTO enforcement_snapshots (id, organization_id, policy_id, policy_version_id, version,
+	if _, err := s.pool.Exec(ctx, `INSERT INTO enforcement_snapshots (id, organization_id, policy_id, policy_version_id, version,
     content_sha256, content, servers_allowed, servers_denied, tools_allowed, tools_denied, created_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (policy_version_id, content_sha256) DO NOTHING`,
 		snap.ID, snap.OrganizationID, snap.PolicyID, snap.PolicyVersionID, snap.Version, snap.ContentSHA256, string(snap.ContentJSON),
-		sum.ServersAllowed, sum.ServersDenied, sum.ToolsAllowed, sum.ToolsDenied, snap.CreatedAt)
-	if err != nil {
+		sum.ServersAllowed, sum.ServersDenied, sum.ToolsAllowed, sum.ToolsDenied, snap.CreatedAt); err != nil {
 		return enforcement.Snapshot{}, err
 	}
-	err = s.pool.QueryRow(ctx, `SELECT id, created_at FROM enforcement_snapshots WHERE policy_version_id = $1 AND content_sha256 = $2`,
-		snap.PolicyVersionID, snap.ContentSHA256).Scan(&snap.ID, &snap.CreatedAt)
-	return snap, err
+	return snap, existing()
 }
 
 const enforcementSnapshotColumns = `id, organization_id, policy_id, policy_version_id, version, content_sha256, content,

@@ -53,6 +53,8 @@ CREATE TABLE enforcement_snapshots (
     created_at        timestamptz NOT NULL,
     UNIQUE (policy_version_id, content_sha256)
 );
+-- The snapshots an organization stored lately, which ENFORCEMENT_SNAPSHOTS_PER_HOUR caps.
+CREATE INDEX enforcement_snapshots_recent ON enforcement_snapshots (organization_id, created_at);
 
 -- File contents by their SHA-256: one row per distinct content, whatever artifacts share it.
 CREATE TABLE enforcement_files (
