@@ -1,6 +1,7 @@
 package runs
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -102,6 +103,9 @@ func (s *Service) evidence(c Claimed, f Finish, recs []auditRecord, started time
 	if err != nil {
 		return Evidence{}, err
 	}
+	// PostgreSQL's jsonb refuses the NUL character, which a hostile target's text may carry: it
+	// becomes U+FFFD before the document is hashed, so that the stored document is the hashed one.
+	body = bytes.ReplaceAll(body, []byte(`\u0000`), []byte(`\ufffd`))
 	m, err := ManifestOf(body)
 	if err != nil {
 		return Evidence{}, err

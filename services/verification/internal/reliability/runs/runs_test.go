@@ -1,13 +1,17 @@
 package runs
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/trustlayer/trustlayer/services/verification/internal/audit/surface"
 	"github.com/trustlayer/trustlayer/services/verification/internal/audits"
+	"github.com/trustlayer/trustlayer/services/verification/internal/reliability"
+	"github.com/trustlayer/trustlayer/services/verification/internal/reliability/gate"
 )
 
 // TestManifestOf: the manifest depends on the document's content, not on its key order or spacing,
@@ -83,5 +87,22 @@ func TestFailure(t *testing.T) {
 		if code != c.code || msg == "" || msg == c.err.Error() {
 			t.Errorf("%v: %s %q", c.err, code, msg)
 		}
+	}
+}
+
+// TestEvidenceNUL: a NUL a target put in its tool listing is replaced before the document is hashed,
+// so that the stored document (jsonb refuses NUL) still matches its hash.
+func TestEvidenceNUL(t *testing.T) {
+	s := New(Deps{Version: "test"})
+	now := time.Now().UTC()
+	c := Claimed{Run: Run{ID: uuid.New(), CreatedAt: now}, Target: Target{Name: "t", URL: "https://example.com/mcp", Evaluators: []string{"mcp"}}}
+	f := Finish{State: reliability.Succeeded, FinishedAt: now, Summary: &gate.Summary{Listed: true, Tools: []surface.Tool{{Name: "a\x00b"}}}}
+	ev, err := s.evidence(c, f, nil, now, nil, StoredPolicy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ManifestOf(ev.Document)
+	if err != nil || bytes.Contains(ev.Document, []byte(`\u0000`)) || m.DocumentSHA256 != ev.SHA256 || !bytes.Contains(ev.Document, []byte(`a\ufffdb`)) {
+		t.Errorf("document %s, hash %s, manifest %+v (%v)", ev.Document, ev.SHA256, m, err)
 	}
 }
