@@ -121,9 +121,11 @@ func TestCompileStatuses(t *testing.T) {
 		{Key: "a/deleted", Status: "deleted", Packages: []PackageInput{{Transport: "stdio"}}},
 		{Key: "a/deprecated", Status: "deprecated", Packages: []PackageInput{{Transport: "stdio"}}},
 		{Key: "a/empty", Status: "active"},
+		{Key: "a/templated", Status: "active", Remotes: []RemoteInput{{Type: "sse", URL: "https://{tenant}.example.com/sse"}}},
 	}
 	got := flatten(Compile(must(t, Rules{DefaultAction: Allow}), "x", servers, nil))
-	want := map[string]string{"a/deleted": "deny status.deleted", "a/deprecated": "deny status.deprecated", "a/empty": "deny no_transport"}
+	want := map[string]string{"a/deleted": "deny status.deleted", "a/deprecated": "deny status.deprecated", "a/empty": "deny no_transport",
+		"a/templated": "deny remote_hosts", "a/templated https://{tenant}.example.com/sse": "deny remote_hosts"}
 	for k, w := range want {
 		if got[k] != w {
 			t.Errorf("%s: got %q, want %q", k, got[k], w)
