@@ -141,7 +141,19 @@ func Document() ([]byte, error) {
 	})
 }
 
+// htmlPages are the methods that answer a page (google.api.HttpBody) rather than JSON.
+var htmlPages = map[string]bool{
+	"/verification.v1.ReliabilityBillingService/GetDashboard":   true,
+	"/verification.v1.ReliabilityRunService/GetRunEvidencePage": true,
+}
+
 func extend(op map[string]any, o apidoc.Operation) {
+	if htmlPages[o.GRPCMethod] {
+		op["produces"] = []any{"text/html"}
+		if responses, _ := op["responses"].(map[string]any); responses != nil {
+			responses["200"] = map[string]any{"description": "The page (text/html; charset=utf-8)"}
+		}
+	}
 	switch {
 	case o.GRPCMethod == auditPrefix+"IssueAuditToken":
 		op["security"] = []any{map[string]any{"adminToken": []any{}}}
