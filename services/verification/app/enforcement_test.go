@@ -115,7 +115,7 @@ func TestEnforcementPolicyPreviewAndArtifacts(t *testing.T) {
 		t.Fatalf("version = %v, want version 2", v2)
 	}
 	got := s.Must("GET", enforcementPath+"/policies/"+policyID, nil, auth, http.StatusOK).Object(t)
-	if got["latest_version"] != 2.0 || len(got["versions"].([]any)) != 2 || got["name"] != "agents" {
+	if got["latest_version"] != 2.0 || len(got["versions"].([]any)) != 2 || got["name"] != "agents" || got["created_at"] != created["created_at"] {
 		t.Fatalf("policy = %v, want 2 versions", got)
 	}
 
@@ -169,7 +169,7 @@ func TestEnforcementPolicyPreviewAndArtifacts(t *testing.T) {
 	}
 	snapshotID := snap["id"].(string)
 	read := s.Must("GET", enforcementPath+"/snapshots/"+snapshotID, nil, auth, http.StatusOK).Object(t)
-	if read["content_sha256"] != snap["content_sha256"] || read["policy_id"] != policyID || read["version"] != 1.0 {
+	if read["content_sha256"] != snap["content_sha256"] || read["policy_id"] != policyID || read["version"] != 1.0 || read["created_at"] != snap["created_at"] {
 		t.Errorf("snapshot read = %v, want the previewed one", read)
 	}
 

@@ -39,6 +39,10 @@ func New(st Store, intel Intelligence, opts ...Option) *Service {
 	return s
 }
 
+// clock is the time of a created record, in UTC and to the microsecond PostgreSQL keeps, so that an
+// answer shows the time a later read shows.
+func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
 // NewPolicy is the body of a policy creation; Rules nil creates no version.
 type NewPolicy struct {
 	Name, Description string
@@ -53,7 +57,7 @@ func (s *Service) CreatePolicy(ctx context.Context, organizationID uuid.UUID, p 
 	var first *Version
 	if p.Rules != nil {
 		rules := p.Rules.normalize(&v, "rules")
-		ver, err := newVersion(rules, "", s.now())
+		ver, err := newVersion(rules, "", s.clock())
 		if err != nil {
 			return Policy{}, err
 		}
@@ -62,7 +66,7 @@ func (s *Service) CreatePolicy(ctx context.Context, organizationID uuid.UUID, p 
 	if err := v.err(); err != nil {
 		return Policy{}, err
 	}
-	policy := Policy{ID: uuid.New(), OrganizationID: organizationID, Name: name, Description: description, CreatedAt: s.now().UTC()}
+	policy := Policy{ID: uuid.New(), OrganizationID: organizationID, Name: name, Description: description, CreatedAt: s.clock()}
 	if first != nil {
 		first.PolicyID = policy.ID
 	}
@@ -87,7 +91,7 @@ func (s *Service) CreateVersion(ctx context.Context, organizationID, policyID uu
 	if err := v.err(); err != nil {
 		return Version{}, err
 	}
-	ver, err := newVersion(*rules, note, s.now())
+	ver, err := newVersion(*rules, note, s.clock())
 	if err != nil {
 		return Version{}, err
 	}
@@ -100,7 +104,7 @@ func newVersion(rules Rules, note string, now time.Time) (Version, error) {
 	if err != nil {
 		return Version{}, fmt.Errorf("canonical rules: %w", err)
 	}
-	return Version{ID: uuid.New(), Rules: rules, RulesJSON: raw, RulesSHA256: sum, Note: note, CreatedAt: now.UTC()}, nil
+	return Version{ID: uuid.New(), Rules: rules, RulesJSON: raw, RulesSHA256: sum, Note: note, CreatedAt: now}, nil
 }
 
 // Preview compiles a version of a policy (0: the latest) against the current intelligence and
@@ -133,7 +137,7 @@ func (s *Service) Preview(ctx context.Context, organizationID, policyID uuid.UUI
 	raw, sum := content.CanonicalJSON()
 	return s.store.PutSnapshot(ctx, Snapshot{
 		ID: uuid.New(), OrganizationID: organizationID, PolicyID: policyID, PolicyVersionID: ver.ID, Version: ver.Version,
-		ContentSHA256: sum, ContentJSON: raw, Content: content, Summary: content.Summarize(), CreatedAt: s.now().UTC(),
+		ContentSHA256: sum, ContentJSON: raw, Content: content, Summary: content.Summarize(), CreatedAt: s.clock(),
 	}, s.snapshotsPerHour, time.Hour)
 }
 
@@ -185,7 +189,7 @@ func (s *Service) CreateArtifact(ctx context.Context, organizationID, snapshotID
 	}
 	return s.store.PutArtifact(ctx, Artifact{
 		ID: uuid.New(), OrganizationID: organizationID, SnapshotID: snap.ID, PolicyID: snap.PolicyID, Version: snap.Version,
-		Format: format, SHA256: ManifestSHA256(files), Files: files, CreatedAt: s.now().UTC(),
+		Format: format, SHA256: ManifestSHA256(files), Files: files, CreatedAt: s.clock(),
 	})
 }
 
