@@ -56,9 +56,9 @@ func BenchmarkReliabilityScans(b *testing.B) {
 	for b.Loop() {
 		iterations++
 		start := time.Now()
-		fan(batch, func(i int) { s.scan(o, map[string]any{"target_id": targets[i]}) })
+		fan(batch, func(i int) { s.rrScan(o, map[string]any{"target_id": targets[i]}) })
 		for done := 0; done < batch; {
-			done += s.work(parallel)
+			done += s.rrWork(parallel)
 		}
 		scanTime += time.Since(start)
 

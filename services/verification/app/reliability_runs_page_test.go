@@ -39,8 +39,8 @@ func TestReliabilityEvidencePage(t *testing.T) {
 	s := startRuns(t, srv.Port)
 	o := s.runsOwner("Evidence page")
 	_, target := s.reliabilityTarget(o, srv.URL, "mcp", "readiness")
-	run := s.scan(o, map[string]any{"target_id": target, "commit_sha": `<b>abc</b>`})
-	s.work(1)
+	run := s.rrScan(o, map[string]any{"target_id": target, "commit_sha": `<b>abc</b>`})
+	s.rrWork(1)
 	id := run["id"].(string)
 	page := s.Must("GET", runsPath+"/runs/"+id+"/evidence.html", nil, o.auth, http.StatusOK)
 	if strings.Contains(string(page.Body), "<script>window.__injected") || strings.Contains(string(page.Body), "<b>abc</b>") {

@@ -69,8 +69,8 @@ func (s *stack) reliabilityTarget(o runsOwner, url string, evaluators ...string)
 	return repo.String(), target.String()
 }
 
-// work runs the worker once and returns how many runs it took.
-func (s *stack) work(n int) int {
+// rrWork runs the worker once and returns how many runs it took.
+func (s *stack) rrWork(n int) int {
 	s.t.Helper()
 	got, err := app.ReliabilityWorkOnce(context.Background(), s.Env, s.Platform, n)
 	if err != nil {
@@ -79,12 +79,14 @@ func (s *stack) work(n int) int {
 	return got
 }
 
-func (s *stack) scan(o runsOwner, body map[string]any) map[string]any {
+// rrScan asks for a scan (202) and returns the run.
+func (s *stack) rrScan(o runsOwner, body map[string]any) map[string]any {
 	s.t.Helper()
 	return s.Must("POST", runsPath+"/scans", body, o.auth, http.StatusAccepted).Object(s.t)
 }
 
-func (s *stack) run(o runsOwner, id string) map[string]any {
+// rrRun reads a run.
+func (s *stack) rrRun(o runsOwner, id string) map[string]any {
 	s.t.Helper()
 	return s.Must("GET", runsPath+"/runs/"+id, nil, o.auth, http.StatusOK).Object(s.t)
 }
@@ -120,19 +122,19 @@ func TestReliabilityRunsCI(t *testing.T) {
 	target := s.Must("POST", runsPath+"/repositories/"+repo+"/targets",
 		map[string]any{"name": "alerts", "url": srv.URL, "evaluators": []string{"mcp", "readiness"}}, o.auth, http.StatusCreated).Object(t)["id"].(string)
 
-	first := s.scan(o, map[string]any{"target_id": target, "commit_sha": "1111111", "ref": "refs/heads/main", "trigger": "ci"})
+	first := s.rrScan(o, map[string]any{"target_id": target, "commit_sha": "1111111", "ref": "refs/heads/main", "trigger": "ci"})
 	if first["state"] != "queued" || first["trigger"] != "ci" || first["target_id"] != target || first["repository_id"] != repo ||
 		!strings.HasPrefix(first["requested_by"].(string), "api_key:vk_") || first["commit_sha"] != "1111111" {
 		t.Fatalf("scan %v", first)
 	}
 	// A scan while the run is queued answers that run.
-	if again := s.scan(o, map[string]any{"target_id": target}); again["id"] != first["id"] {
+	if again := s.rrScan(o, map[string]any{"target_id": target}); again["id"] != first["id"] {
 		t.Errorf("second scan %v, want the queued run %v", again["id"], first["id"])
 	}
-	if n := s.work(4); n != 1 {
+	if n := s.rrWork(4); n != 1 {
 		t.Fatalf("worker took %d runs, want 1", n)
 	}
-	r1 := s.run(o, first["id"].(string))
+	r1 := s.rrRun(o, first["id"].(string))
 	reasons, _ := r1["decision_reasons"].([]any)
 	summary, _ := r1["summary"].(map[string]any)
 	if r1["state"] != "succeeded" || r1["decision"] != "allow" || len(reasons) != 1 ||
@@ -157,9 +159,9 @@ func TestReliabilityRunsCI(t *testing.T) {
 
 	// The rug pull: delete_alert takes a path parameter.
 	fixture.pull()
-	second := s.scan(o, map[string]any{"target_id": target, "commit_sha": "2222222", "trigger": "ci"})
-	s.work(4)
-	r2 := s.run(o, second["id"].(string))
+	second := s.rrScan(o, map[string]any{"target_id": target, "commit_sha": "2222222", "trigger": "ci"})
+	s.rrWork(4)
+	r2 := s.rrRun(o, second["id"].(string))
 	if r2["state"] != "needs_approval" || r2["decision"] != "needs_approval" || r2["baseline_run_id"] != r1["id"] ||
 		!slices.Contains(changeKinds(r2["changes"]), "parameter_added/delete_alert/medium") {
 		t.Fatalf("second run %v", r2)
@@ -208,9 +210,9 @@ func TestReliabilityRunsCI(t *testing.T) {
 		t.Fatalf("second baseline %v", b2)
 	}
 	// A third scan of the same surface: no changes, allowed.
-	third := s.scan(o, map[string]any{"target_id": target})
-	s.work(4)
-	if r3 := s.run(o, third["id"].(string)); r3["state"] != "succeeded" || r3["baseline_run_id"] != r2["id"] || len(r3["changes"].([]any)) != 0 {
+	third := s.rrScan(o, map[string]any{"target_id": target})
+	s.rrWork(4)
+	if r3 := s.rrRun(o, third["id"].(string)); r3["state"] != "succeeded" || r3["baseline_run_id"] != r2["id"] || len(r3["changes"].([]any)) != 0 {
 		t.Errorf("third run %v", r3)
 	}
 
@@ -417,7 +419,7 @@ func TestReliabilityScanConcurrency(t *testing.T) {
 	if n := s.Count(`SELECT count(*) FROM reliability_runs`); n != 1 {
 		t.Fatalf("%d runs, want 1", n)
 	}
-	if n := s.work(4) + s.work(4); n != 1 {
+	if n := s.rrWork(4) + s.rrWork(4); n != 1 {
 		t.Errorf("workers took %d runs, want 1", n)
 	}
 	if n := s.Count(`SELECT count(*) FROM reliability_runs WHERE state IN ('queued', 'running')`); n != 0 {
@@ -438,32 +440,32 @@ func TestReliabilityRunLeases(t *testing.T) {
 	ctx := context.Background()
 
 	// A run taken once by a worker that died: taken again, and finished.
-	r := s.scan(o, map[string]any{"target_id": target})
+	r := s.rrScan(o, map[string]any{"target_id": target})
 	if _, err := s.Pool.Exec(ctx, `UPDATE reliability_runs SET state = 'running', attempts = 1, lease_owner = 'dead',
 		lease_until = now() - interval '1 second', started_at = now() WHERE id = $1`, r["id"]); err != nil {
 		t.Fatal(err)
 	}
 	// One whose lease has not passed is left alone.
-	r2 := s.scan(o, map[string]any{"target_id": target2})
+	r2 := s.rrScan(o, map[string]any{"target_id": target2})
 	if _, err := s.Pool.Exec(ctx, `UPDATE reliability_runs SET state = 'running', attempts = 2, lease_owner = 'alive',
 		lease_until = now() + interval '1 hour', started_at = now() WHERE id = $1`, r2["id"]); err != nil {
 		t.Fatal(err)
 	}
-	if n := s.work(4); n != 1 {
+	if n := s.rrWork(4); n != 1 {
 		t.Fatalf("worker took %d runs, want 1", n)
 	}
-	if got := s.run(o, r["id"].(string)); got["state"] != "succeeded" || got["attempts"] != float64(2) {
+	if got := s.rrRun(o, r["id"].(string)); got["state"] != "succeeded" || got["attempts"] != float64(2) {
 		t.Errorf("retaken run %v", got)
 	}
-	if got := s.run(o, r2["id"].(string)); got["state"] != "running" {
+	if got := s.rrRun(o, r2["id"].(string)); got["state"] != "running" {
 		t.Errorf("leased run %v", got)
 	}
 	// Its lease passes at its last attempt: failed.
 	if _, err := s.Pool.Exec(ctx, `UPDATE reliability_runs SET lease_until = now() - interval '1 second' WHERE id = $1`, r2["id"]); err != nil {
 		t.Fatal(err)
 	}
-	s.work(4)
-	got := s.run(o, r2["id"].(string))
+	s.rrWork(4)
+	got := s.rrRun(o, r2["id"].(string))
 	if got["state"] != "failed" || got["failure_code"] != "attempts_exhausted" || got["failure_message"] == "" || got["evidence_sha256"] == "" {
 		t.Errorf("exhausted run %v", got)
 	}
@@ -472,18 +474,18 @@ func TestReliabilityRunLeases(t *testing.T) {
 	}
 	// A target the guard refuses by the time the worker audits it: failed with a stable code and a
 	// safe message.
-	f := s.scan(o, map[string]any{"target_id": target})
+	f := s.rrScan(o, map[string]any{"target_id": target})
 	if _, err := s.Pool.Exec(ctx, `UPDATE reliability_targets SET url = 'https://127.0.0.1:1/mcp' WHERE id = $1`, target); err != nil {
 		t.Fatal(err)
 	}
-	s.work(4)
-	got = s.run(o, f["id"].(string))
+	s.rrWork(4)
+	got = s.rrRun(o, f["id"].(string))
 	if got["state"] != "failed" || got["failure_code"] != "target_refused" || got["decision"] != "" ||
 		!strings.HasPrefix(got["failure_message"].(string), "target refused (https_port_required)") || got["evidence_sha256"] == "" {
 		t.Errorf("refused run %v", got)
 	}
 	// A queued run has no evidence yet.
-	q := s.scan(o, map[string]any{"target_id": target2})
+	q := s.rrScan(o, map[string]any{"target_id": target2})
 	if r := s.Do("GET", runsPath+"/runs/"+q["id"].(string)+"/evidence", nil, o.auth); r.Status != http.StatusConflict || runsCode(t, r) != "run_not_finished" {
 		t.Errorf("evidence of a queued run: %d %s", r.Status, r.Body)
 	}
@@ -517,7 +519,7 @@ func TestReliabilityPlanLimit(t *testing.T) {
 	if _, err := s.Pool.Exec(context.Background(), `INSERT INTO reliability_workspaces (organization_id, plan) VALUES ($1, 'team')`, o.org); err != nil {
 		t.Fatal(err)
 	}
-	s.scan(o, map[string]any{"target_id": target})
+	s.rrScan(o, map[string]any{"target_id": target})
 }
 
 // TestReliabilityEnqueueDue: due schedules of the workspace queue one run per due time, a target with
@@ -544,7 +546,7 @@ func TestReliabilityEnqueueDue(t *testing.T) {
 		}
 	}
 	// One target has a run in flight.
-	busy := a.scan(o, map[string]any{"target_id": targets[0]})
+	busy := a.rrScan(o, map[string]any{"target_id": targets[0]})
 
 	var wg sync.WaitGroup
 	answers := make([]map[string]any, 4)
@@ -600,7 +602,7 @@ func TestReliabilityEnqueueDue(t *testing.T) {
 	// The workers of both replicas finish every run once.
 	total := 0
 	for range 5 {
-		total += a.work(8) + b.work(8)
+		total += a.rrWork(8) + b.rrWork(8)
 	}
 	if total != n-1 {
 		t.Errorf("workers took %d runs, want %d", total, n-1)
@@ -608,7 +610,7 @@ func TestReliabilityEnqueueDue(t *testing.T) {
 	if got := a.Count(`SELECT count(*) FROM reliability_runs WHERE state IN ('queued', 'running')`); got != 0 {
 		t.Errorf("%d runs left in flight", got)
 	}
-	if got := a.run(o, busy["id"].(string)); got["trigger"] != "manual" {
+	if got := a.rrRun(o, busy["id"].(string)); got["trigger"] != "manual" {
 		t.Errorf("the busy target's run %v", got)
 	}
 }
