@@ -20,7 +20,9 @@ type Store interface {
 	GetSource(ctx context.Context, id uuid.UUID) (Source, error)
 	ListSources(ctx context.Context, p Page) ([]Source, string, error)
 	SourceStatus(ctx context.Context, id uuid.UUID) (SourceStatus, error)
-	// DueSources lists enabled, approved sources whose next run time has passed, oldest due first.
+	// DueSources claims enabled, approved sources whose next run time has passed, oldest due first:
+	// a source it returns is returned to no other caller until its run sets its next run time (or a
+	// lease of its own ends, should the run never finish).
 	DueSources(ctx context.Context, limit int) ([]uuid.UUID, error)
 	// WithSourceLock runs fn holding the source's discovery lock, which spans replicas; it returns
 	// ErrRunInProgress without calling fn when another run holds the lock.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -70,16 +71,45 @@ func (s *Store) SourceStatus(ctx context.Context, id uuid.UUID) (ingest.SourceSt
 	return st, nil
 }
 
-// DueSources lists sources whose next run is due.
+// claimLease is how far a claimed source's next run moves ahead while its run goes on: a run sets
+// its real next run time when it ends, and a replica that dies during the run leaves the source due
+// again once the lease is over. It is above the longest run (a source's fetches, each bounded by
+// the fetch timeout and the per-host spacing).
+const claimLease = 30 * time.Minute
+
+// DueSources claims up to limit sources whose next run is due, oldest due first: it moves their
+// next run claimLease ahead in the statement that reads them, skipping rows another replica is
+// claiming, so that a due time is run by one replica only.
 func (s *Store) DueSources(ctx context.Context, limit int) ([]uuid.UUID, error) {
 	rows, err := s.pool.Query(ctx, `
-SELECT id FROM sources
-WHERE enabled AND terms_review_state = 'approved' AND health_status <> 'REVIEW_REQUIRED' AND next_run_at <= now()
-ORDER BY next_run_at LIMIT $1`, limit)
+WITH due AS (
+    SELECT id, next_run_at FROM sources
+    WHERE enabled AND terms_review_state = 'approved' AND health_status <> 'REVIEW_REQUIRED' AND next_run_at <= now()
+    ORDER BY next_run_at LIMIT $1
+    FOR UPDATE SKIP LOCKED)
+UPDATE sources s SET next_run_at = now() + make_interval(secs => $2)
+FROM due WHERE s.id = due.id
+RETURNING s.id, due.next_run_at`, limit, claimLease.Seconds())
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	type claimed struct {
+		id  uuid.UUID
+		due time.Time
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claimed, error) {
+		var c claimed
+		return c, r.Scan(&c.id, &c.due)
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(list, func(a, b claimed) int { return a.due.Compare(b.due) })
+	ids := make([]uuid.UUID, len(list))
+	for i, c := range list {
+		ids[i] = c.id
+	}
+	return ids, nil
 }
 
 const runColumns = `id, source_id, trigger, status, started_at, finished_at, error_kind, error, resources`
