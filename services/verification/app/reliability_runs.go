@@ -3,9 +3,11 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/trustlayer/trustlayer/pkg/buildinfo"
 	"github.com/trustlayer/trustlayer/pkg/config"
@@ -64,10 +66,10 @@ func (s *ReliabilityRunSettings) Validate(prefix string) error {
 // policy and recording the run with its evidence.
 const reliabilityRunLeaseMargin = 30 * time.Second
 
-// newReliabilityRuns makes the runs use case of p: its audits run through the audit use case as
-// watch runs' do (stored in the audits table under this service's issuer, subject
+// newReliabilityRuns makes the runs use case of p over pool: its audits run through the audit use
+// case as watch runs' do (stored in the audits table under this service's issuer, subject
 // "reliability:<organization id>", redacted and behind the SSRF guard).
-func newReliabilityRuns(cfg Config, p *platform.Platform) (*runs.Service, error) {
+func newReliabilityRuns(cfg Config, p *platform.Platform, pool *pgxpool.Pool) (*runs.Service, error) {
 	a := cfg.Audits
 	targets := safehttp.TargetPolicy{AllowedPorts: a.ports, AllowPrivate: a.allowPrivate}
 	engine, err := audit.New(audit.Config{
@@ -80,8 +82,8 @@ func newReliabilityRuns(cfg Config, p *platform.Platform) (*runs.Service, error)
 	}
 	info := buildinfo.Get(Name)
 	return runs.New(runs.Deps{
-		Store:   store.NewReliabilityRuns(p.Pool),
-		Auditor: watchAuditor{svc: audits.New(engine, store.NewAudits(p.Pool), cfg.audit.issuer, a.MaxInFlight, nil), issuer: a.Issuer},
+		Store:   store.NewReliabilityRuns(pool),
+		Auditor: watchAuditor{svc: audits.New(engine, store.NewAudits(pool), cfg.audit.issuer, a.MaxInFlight, nil), issuer: a.Issuer},
 		CheckTarget: func(ctx context.Context, raw string) error {
 			_, err := safehttp.CheckTarget(ctx, raw, targets)
 			return err
@@ -104,13 +106,26 @@ func reliabilityWorkerConfig(cfg Config, p *platform.Platform) runs.WorkerConfig
 
 // registerReliabilityRuns adds the routes of agent reliability's scans, runs, diffs and baselines.
 func registerReliabilityRuns(ctx context.Context, cfg Config, p *platform.Platform) error {
-	svc, err := newReliabilityRuns(cfg, p)
+	svc, err := newReliabilityRuns(cfg, p, p.Pool)
 	if err != nil {
 		return err
 	}
 	if cfg.Runs.Worker {
+		// The worker has a connection pool of its own, so that a burst of runs never queues the
+		// API's requests behind it (as the watch runs do).
+		pc := p.Pool.Config()
+		pc.MaxConns = int32(min(cfg.Runs.WorkerConcurrency, 8) + 4)
+		pool, err := pgxpool.NewWithConfig(ctx, pc)
+		if err != nil {
+			return fmt.Errorf("reliability worker pool: %w", err)
+		}
+		p.OnClose(pool.Close)
+		worker, err := newReliabilityRuns(cfg, p, pool)
+		if err != nil {
+			return err
+		}
 		wc := reliabilityWorkerConfig(cfg, p)
-		p.Go(func(ctx context.Context) error { return svc.Work(ctx, wc) })
+		p.Go(func(ctx context.Context) error { return worker.Work(ctx, wc) })
 	} else {
 		p.Log.Info("agent reliability worker off on this replica (VERIFICATION_RELIABILITY_WORKER=false)")
 	}

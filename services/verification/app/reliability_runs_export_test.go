@@ -33,7 +33,7 @@ func ReliabilityWorkOnce(ctx context.Context, env map[string]string, p *platform
 			reliabilityTestRuns.Unlock()
 			return 0, err
 		}
-		svc, err := newReliabilityRuns(cfg, p)
+		svc, err := newReliabilityRuns(cfg, p, p.Pool)
 		if err != nil {
 			reliabilityTestRuns.Unlock()
 			return 0, err
