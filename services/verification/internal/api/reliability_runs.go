@@ -83,7 +83,7 @@ func runsError(err error, t target) error {
 	case errors.Is(err, runs.ErrNoBaseline):
 		return apierror.Coded(http.StatusConflict, "no_baseline", "The target has no baseline: promote a run first, or name base_run_id", nil)
 	case errors.Is(err, runs.ErrRunNotFinished):
-		return apierror.Coded(http.StatusConflict, "run_not_finished", "The run has no result yet", nil)
+		return apierror.Coded(http.StatusConflict, "run_not_finished", "The run has no result: it is queued, running or failed", nil)
 	case errors.Is(err, runs.ErrDifferentTargets):
 		return apierror.Coded(http.StatusConflict, "run_of_another_target", "The runs are of different targets", nil)
 	case errors.Is(err, runs.ErrNoPromotableRun):
