@@ -185,8 +185,7 @@ func (r *replicaSet) start() *proc {
 	}
 	cmd.Env = append(cmd.Env, r.prefix+"HTTP_ADDR="+httpAddr, r.prefix+"GRPC_ADDR="+grpcAddr)
 	cmd.Stdout, cmd.Stderr = p.logs, p.logs
-	// A process group of its own, so that the cleanup can kill whatever the process started too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = replicaProcAttr()
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", p.name, err)
 	}
