@@ -47,7 +47,7 @@ type RegistryState struct {
 	HighWaterMark time.Time
 	// FullSyncDone is set once the first full sync completed; until then polls are baselines.
 	FullSyncDone bool
-	// SinceLastPoll is the time since the last poll (successful or not) finished, by the database's
+	// SinceLastPoll is the time since the last poll (successful or not) started, by the database's
 	// clock so that replicas agree; negative before the first poll.
 	SinceLastPoll time.Duration
 }
@@ -55,6 +55,8 @@ type RegistryState struct {
 // PollOutcome is what a finished poll records about its registry. A successful poll completes the
 // full sync (if it was the first) and moves the high-water mark; a failed one changes neither.
 type PollOutcome struct {
+	// Took is how long the poll ran: the registry records when it started.
+	Took          time.Duration
 	OK            bool
 	HighWaterMark time.Time
 	Skipped       int
@@ -176,15 +178,17 @@ func (s *Syncer) poll(ctx context.Context, registry string, onlyIfDue bool) (*Po
 		if err != nil {
 			return err
 		}
-		// Half an interval: a replica's own next tick always comes later than that after its last poll
-		// finished (unless a poll takes more than half the interval), while a replica whose ticks fall
-		// just after another's polls skips them. N replicas poll at most twice per interval, not N times.
-		if onlyIfDue && st.SinceLastPoll >= 0 && st.SinceLastPoll < s.opts.Interval/2 {
+		// Due once a whole interval has passed since the last poll started, less a little for the
+		// ticker's and the lock's delays: the replica that polled last polls again at its own next
+		// tick, and the others, whose ticks fall in between, skip. N replicas poll once per interval;
+		// when the one that polled stops, the next tick of another takes over.
+		if onlyIfDue && st.SinceLastPoll >= 0 && st.SinceLastPoll < s.opts.Interval-dueSlack(s.opts.Interval) {
 			return nil
 		}
 		res = &PollResult{Registry: registry}
+		started := time.Now()
 		pollErr := s.pages(ctx, registry, st, res)
-		outcome := PollOutcome{OK: pollErr == nil, HighWaterMark: res.HighWaterMark, Skipped: res.Skipped}
+		outcome := PollOutcome{Took: time.Since(started), OK: pollErr == nil, HighWaterMark: res.HighWaterMark, Skipped: res.Skipped}
 		if pollErr != nil {
 			outcome.Error = pollErr.Error()
 		}
@@ -196,6 +200,10 @@ func (s *Syncer) poll(ctx context.Context, registry string, onlyIfDue bool) (*Po
 	})
 	return res, err
 }
+
+// dueSlack is how much earlier than a whole interval after the last poll a replica's tick still
+// polls: 5 % of the interval, at most 2 s.
+func dueSlack(interval time.Duration) time.Duration { return min(interval/20, 2*time.Second) }
 
 // pages walks the listing page by page. Each page is committed on its own: a failure on a later page
 // leaves the earlier pages' snapshots (true observations), and the unchanged high-water mark makes the

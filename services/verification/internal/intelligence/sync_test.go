@@ -310,7 +310,7 @@ func TestSyncLoopLeavesARecentlyPolledRegistryAlone(t *testing.T) {
 	h.baseline()
 	before := len(h.reg.Requests())
 	// Another replica's loop, started just after this poll: its first tick finds the registry polled
-	// less than half an interval ago.
+	// less than an interval ago.
 	loop := newSyncer(h.store, h.reg, intelligence.SyncOptions{Interval: time.Hour})
 	ctx, cancel := context.WithTimeout(h.ctx, 300*time.Millisecond)
 	defer cancel()
@@ -319,6 +319,43 @@ func TestSyncLoopLeavesARecentlyPolledRegistryAlone(t *testing.T) {
 	}
 	if after := len(h.reg.Requests()); after != before {
 		t.Errorf("got %d more requests, want none", after-before)
+	}
+}
+
+// TestSyncLoopPollsOncePerInterval: a replica's tick skips a registry whose last poll started less
+// than an interval ago (less a 5 % slack), however far into the interval it falls, and polls it
+// once the interval has passed, so that replicas whose ticks fall apart poll once per interval.
+func TestSyncLoopPollsOncePerInterval(t *testing.T) {
+	t.Parallel()
+	const interval = 20 * time.Second
+	for _, tt := range []struct {
+		name  string
+		ago   time.Duration
+		polls bool
+	}{
+		{"a third of an interval", interval / 3, false},
+		{"past the middle", interval * 6 / 10, false},
+		{"just before the slack", interval * 94 / 100, false},
+		{"within the slack", interval * 96 / 100, true},
+		{"a whole interval", interval, true},
+		{"long ago", 3 * interval, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, 10)
+			h.baseline()
+			if _, err := h.pool.Exec(h.ctx, `UPDATE intel_registries SET last_poll_at = now() - make_interval(secs => $1)`, tt.ago.Seconds()); err != nil {
+				t.Fatal(err)
+			}
+			before := len(h.reg.Requests())
+			loop := newSyncer(h.store, h.reg, intelligence.SyncOptions{Interval: interval})
+			ctx, cancel := context.WithTimeout(h.ctx, 500*time.Millisecond)
+			defer cancel()
+			_ = loop.Run(ctx)
+			if polled := len(h.reg.Requests()) > before; polled != tt.polls {
+				t.Errorf("last poll %s ago: polled %v, want %v", tt.ago, polled, tt.polls)
+			}
+		})
 	}
 }
 

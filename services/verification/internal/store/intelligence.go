@@ -81,13 +81,14 @@ SELECT high_water_mark, full_sync_done_at, extract(epoch FROM now() - last_poll_
 	return st, nil
 }
 
-// FinishPoll records a poll's outcome. A successful poll moves the high-water mark (never backwards)
+// FinishPoll records a poll's outcome; last_poll_at is when the poll started. A successful poll moves the high-water mark (never backwards)
 // and marks the full sync done; a failed one only counts the failure.
 func (r *Intelligence) FinishPoll(ctx context.Context, registry string, o intelligence.PollOutcome) error {
 	if !o.OK {
 		_, err := r.pool.Exec(ctx, `
-UPDATE intel_registries SET last_poll_at = now(), consecutive_failures = consecutive_failures + 1, last_error = $2, last_skipped = $3
-WHERE url = $1`, registry, o.Error, o.Skipped)
+UPDATE intel_registries SET last_poll_at = now() - make_interval(secs => $4), consecutive_failures = consecutive_failures + 1,
+    last_error = $2, last_skipped = $3
+WHERE url = $1`, registry, o.Error, o.Skipped, o.Took.Seconds())
 		return err
 	}
 	var hwm *time.Time
@@ -98,8 +99,9 @@ WHERE url = $1`, registry, o.Error, o.Skipped)
 UPDATE intel_registries SET
     high_water_mark = greatest(high_water_mark, $2),
     full_sync_done_at = coalesce(full_sync_done_at, now()),
-    last_poll_at = now(), last_success_at = now(), consecutive_failures = 0, last_error = '', last_skipped = $3
-WHERE url = $1`, registry, hwm, o.Skipped)
+    last_poll_at = now() - make_interval(secs => $4), last_success_at = now(), consecutive_failures = 0, last_error = '',
+    last_skipped = $3
+WHERE url = $1`, registry, hwm, o.Skipped, o.Took.Seconds())
 	return err
 }
 
