@@ -32,19 +32,37 @@ func NewExporter(source Source, store Store, blobs Blobs, log *slog.Logger) *Exp
 	return &Exporter{source: source, store: store, blobs: blobs, log: log, now: time.Now}
 }
 
-// Run exports every interval until ctx ends; one replica exports at a time.
+// Run exports every interval until ctx ends. At each tick of each replica, the replica that holds
+// the export lock exports unless the newest artifact is younger than nine tenths of the interval:
+// N replicas whose ticks fall apart export once per interval, not N times, and when the replica
+// that exported stops, another one's next tick takes over.
 func (e *Exporter) Run(ctx context.Context, every time.Duration) error {
 	return periodic.Run(ctx, every, func(ctx context.Context) {
-		if _, err := e.ExportAll(ctx); err != nil && ctx.Err() == nil {
+		if _, err := e.exportAll(ctx, every-every/10); err != nil && ctx.Err() == nil {
 			e.log.ErrorContext(ctx, "data feed export failed", "error", err)
 		}
 	})
 }
 
 // ExportAll exports every dataset, unless another replica is exporting, and returns the artifacts.
-func (e *Exporter) ExportAll(ctx context.Context) ([]Artifact, error) {
+func (e *Exporter) ExportAll(ctx context.Context) ([]Artifact, error) { return e.exportAll(ctx, 0) }
+
+// exportAll exports every dataset under the export lock, unless the newest artifact is younger than
+// minAge.
+func (e *Exporter) exportAll(ctx context.Context, minAge time.Duration) ([]Artifact, error) {
 	var out []Artifact
 	_, err := e.store.WithExportLock(ctx, func(ctx context.Context) error {
+		if minAge > 0 {
+			catalog, err := e.store.Catalog(ctx)
+			if err != nil {
+				return err
+			}
+			for _, c := range catalog {
+				if c.Latest != nil && e.now().Sub(*c.Latest) < minAge {
+					return nil
+				}
+			}
+		}
 		for _, d := range Datasets {
 			arts, err := e.export(ctx, d)
 			if err != nil {

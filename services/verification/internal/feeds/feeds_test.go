@@ -176,3 +176,27 @@ func TestSignedURLs(t *testing.T) {
 		t.Error("an expired URL was accepted")
 	}
 }
+
+// TestPeriodicExportSkipsARecentExport: the periodic export of a replica does nothing while the
+// newest artifact is younger than its minimum age (another replica's export of this interval), and
+// exports once it is older.
+func TestPeriodicExportSkipsARecentExport(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.NewPool(t, outbox.Migrations(), store.Migrations())
+	blobs, err := blobstore.Open(ctx, "file://"+t.TempDir()+"?create_dir=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := feeds.NewExporter(fixture, store.NewFeeds(pool), blobs, slog.New(slog.DiscardHandler))
+	if arts, err := exp.ExportIfOlder(ctx, time.Hour, time.Now); err != nil || len(arts) != 4 {
+		t.Fatalf("first export: %d artifacts, %v; want 4", len(arts), err)
+	}
+	if arts, err := exp.ExportIfOlder(ctx, time.Hour, time.Now); err != nil || len(arts) != 0 {
+		t.Fatalf("export within the hour: %d artifacts, %v; want none", len(arts), err)
+	}
+	later := func() time.Time { return time.Now().Add(61 * time.Minute) }
+	if arts, err := exp.ExportIfOlder(ctx, time.Hour, later); err != nil || len(arts) != 4 {
+		t.Fatalf("export an hour later: %d artifacts, %v; want 4", len(arts), err)
+	}
+}
