@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -673,5 +674,38 @@ func TestReliabilityScheduledWorker(t *testing.T) {
 	if err := s.Pool.QueryRow(context.Background(), `SELECT extract(hour FROM next_due_at AT TIME ZONE 'Europe/Paris')::int,
 		extract(minute FROM next_due_at)::int FROM reliability_schedules WHERE target_id = $1 AND next_due_at > now()`, target).Scan(&hour, &minute); err != nil || hour != 3 || minute != 0 {
 		t.Errorf("next due at %d:%02d Paris time (%v), want 3:00 after now", hour, minute, err)
+	}
+}
+
+// TestReliabilityWorkerShutdown: a replica that stops in the middle of a run ends its lease, so that
+// another replica takes the run again at once (a second attempt) rather than after the lease.
+func TestReliabilityWorkerShutdown(t *testing.T) {
+	t.Parallel()
+	srv := fixtures.Serve(audittest.Slow(200*time.Millisecond, audittest.Dual()))
+	t.Cleanup(srv.Close)
+	a := startRuns(t, srv.Port, map[string]string{
+		app.EnvPrefix + "RELIABILITY_WORKER":               "true",
+		app.EnvPrefix + "RELIABILITY_WORKER_POLL_INTERVAL": "20ms",
+	})
+	env := maps.Clone(a.Env)
+	env[app.EnvPrefix+"HTTP_ADDR"], env[app.EnvPrefix+"GRPC_ADDR"] = "127.0.0.1:0", "127.0.0.1:0"
+	env[app.EnvPrefix+"RELIABILITY_WORKER"] = "false"
+	b := &stack{Service: servicetest.Start(t, env, app.Boot), t: t}
+	o := a.runsOwner("Shutdown")
+	_, target := a.reliabilityTarget(o, srv.URL, "mcp")
+	run := a.rrScan(o, map[string]any{"target_id": target})
+	id := run["id"].(string)
+	eventually(t, "the run to start", func() bool { return b.rrRun(o, id)["state"] == "running" && srv.InFlight() > 0 })
+	if err := a.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.Count(`SELECT count(*) FROM reliability_runs WHERE id = $1 AND state = 'running' AND lease_until <= now()`, id); n != 1 {
+		t.Fatalf("the stopped replica's run: %v", b.rrRun(o, id))
+	}
+	if n := b.rrWork(1); n != 1 {
+		t.Fatalf("the other replica took %d runs, want 1", n)
+	}
+	if got := b.rrRun(o, id); got["state"] != "succeeded" || got["attempts"] != float64(2) {
+		t.Errorf("run after the takeover %v", got)
 	}
 }

@@ -240,6 +240,14 @@ func (s *ReliabilityRuns) ClaimRuns(ctx context.Context, owner string, now time.
 	return out, err
 }
 
+// ReleaseRun ends owner's lease on a running run now (a stopping worker's): the run stays running,
+// and the next claim takes it.
+func (s *ReliabilityRuns) ReleaseRun(ctx context.Context, owner string, id uuid.UUID, now time.Time) error {
+	_, err := s.pool.Exec(ctx, `UPDATE reliability_runs SET lease_until = $3, updated_at = $3
+		WHERE id = $1 AND state = 'running' AND lease_owner = $2`, id, owner, now.Add(-time.Microsecond))
+	return err
+}
+
 const finishRun = `UPDATE reliability_runs SET state = $2, failure_code = nullif($3, ''), failure_message = nullif($4, ''),
     conformance_audit_id = $5, readiness_audit_id = $6, summary = $7, baseline_run_id = $8, diff = $9,
     decision = nullif($10, ''), decision_reasons = $11, finished_at = $12, updated_at = $12, lease_owner = NULL, lease_until = NULL

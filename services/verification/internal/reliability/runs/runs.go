@@ -221,6 +221,8 @@ type Store interface {
 	// ClaimRuns leases up to n runs that are queued, or running with a passed lease, to owner until
 	// now+lease, counting an attempt; a run already at maxAttempts is failed instead.
 	ClaimRuns(ctx context.Context, owner string, now time.Time, lease time.Duration, n, maxAttempts int) ([]Claimed, error)
+	// ReleaseRun ends owner's lease on a running run now, so that another worker takes it at once.
+	ReleaseRun(ctx context.Context, owner string, id uuid.UUID, now time.Time) error
 	// FinishRun records f if owner still holds the run (ErrLeaseLost otherwise), with its evidence.
 	FinishRun(ctx context.Context, owner string, f Finish) error
 	// CurrentBaseline returns the target's current baseline entry and its run; ErrNoBaseline when none.

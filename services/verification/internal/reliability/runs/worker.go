@@ -91,19 +91,39 @@ func (s *Service) WorkOnce(ctx context.Context, cfg WorkerConfig) (int, error) {
 	return len(claimed), nil
 }
 
-// process runs one claimed run to its end. A run stopped by the worker's own shutdown is left
-// running: its lease passes and another worker takes it again (attempts bound this).
-func (s *Service) process(ctx context.Context, cfg WorkerConfig, c Claimed) {
-	ctx, cancel := context.WithTimeout(ctx, cfg.Lease)
+// releaseTimeout bounds the release of a lease by a stopping worker.
+const releaseTimeout = 5 * time.Second
+
+// process runs one claimed run to its end. A run stopped by the worker's own shutdown stays
+// running with its lease ended now, so that another replica takes it again at once (attempts bound
+// this); a run that outlives its lease is left for its lease to pass.
+func (s *Service) process(parent context.Context, cfg WorkerConfig, c Claimed) {
+	ctx, cancel := context.WithTimeout(parent, cfg.Lease)
 	defer cancel()
+	release := func() {
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(parent), releaseTimeout)
+		defer rcancel()
+		if err := s.d.Store.ReleaseRun(rctx, cfg.Owner, c.Run.ID, s.d.Now().UTC()); err != nil {
+			cfg.Log.Warn("reliability worker: release a run at shutdown", "run", c.Run.ID, "error", err)
+		}
+	}
 	f, err := s.execute(ctx, c)
-	if err != nil {
+	switch {
+	case err != nil && parent.Err() != nil:
+		release()
+		return
+	case err != nil:
 		if ctx.Err() == nil {
 			cfg.Log.Warn("reliability worker: run", "run", c.Run.ID, "error", err)
 		}
 		return
 	}
-	if err := s.d.Store.FinishRun(ctx, cfg.Owner, f); err != nil && !errors.Is(err, ErrLeaseLost) && ctx.Err() == nil {
+	err = s.d.Store.FinishRun(ctx, cfg.Owner, f)
+	switch {
+	case err == nil || errors.Is(err, ErrLeaseLost):
+	case parent.Err() != nil:
+		release()
+	case ctx.Err() == nil:
 		cfg.Log.Warn("reliability worker: record run", "run", c.Run.ID, "error", err)
 	}
 }
@@ -150,12 +170,17 @@ func (s *Service) execute(ctx context.Context, c Claimed) (Finish, error) {
 		}
 	}
 	policy, err := s.d.Store.Policy(ctx, c.Run.RepositoryID)
+	if err != nil && ctx.Err() != nil {
+		return Finish{}, ctx.Err()
+	}
 	if err != nil {
 		return s.failed(c, recs, started, FailureDependency, "a dependency of the service is unavailable"), nil
 	}
 	var evaluation gate.Evaluation
 	baseline, base, err := s.d.Store.CurrentBaseline(ctx, c.Run.TargetID)
 	switch {
+	case err != nil && ctx.Err() != nil:
+		return Finish{}, ctx.Err()
 	case errors.Is(err, ErrNoBaseline) || err == nil && base.Summary == nil:
 		f.Changes, evaluation = []reliability.Change{}, gate.NoBaseline()
 	case err != nil:
