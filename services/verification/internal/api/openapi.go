@@ -75,7 +75,7 @@ var coreAnswers = map[string]map[string]string{
 	watchPrefix + "UpdateTargetWatch": {"404": "watch_not_found",
 		"422": "An empty body, a status other than active or paused, an unknown policyId, or intervalSeconds out of bounds"},
 	watchPrefix + "DeleteTargetWatch": {"204": "Archived", "404": "watch_not_found"},
-	watchPrefix + "RunTargetWatch": {"202": "The run, still going", "404": "watch_not_found",
+	watchPrefix + "RunTargetWatch": {"200": "The run, finished within 5 s", "202": "The run, still going", "404": "watch_not_found",
 		"409": "watch_not_active: the watch is paused or archived"},
 	watchPrefix + "ListTargetWatchRuns": {"404": "watch_not_found", "422": "A limit outside 1..100 or a malformed cursor"},
 	watchPrefix + "CreateWatchPolicy": {"201": "The policy", "409": "watch_policy_name_exists",
@@ -187,11 +187,15 @@ func extend(op map[string]any, o apidoc.Operation) {
 			continue
 		}
 		if status == "202" {
-			// Accepted beside the success (a run still going): the same body.
+			// Accepted, with the success's body: beside the 200 when the method lists a 200 of its own
+			// (a run that may finish in time), in its place otherwise (a queued scan).
 			if success, ok := responses["200"].(map[string]any); ok {
 				accepted := maps.Clone(success)
 				accepted["description"] = description
 				responses[status] = accepted
+				if _, both := answers[o.GRPCMethod]["200"]; !both {
+					delete(responses, "200")
+				}
 			}
 			continue
 		}
