@@ -45,6 +45,11 @@ type Settings struct {
 	OAuthSecret string `env:"OAUTH_SECRET"`
 	// DenialThresholdOverride, when set, replaces the operating-threshold table for every profile.
 	DenialThresholdOverride float64 `env:"DENIAL_THRESHOLD_OVERRIDE"`
+	// The model versions that answer a call pinning none (README "Model versions"); empty keeps the
+	// versions the README names. A version the binary does not serve is refused at start.
+	DenialModelVersion        string `env:"DENIAL_MODEL_VERSION"`
+	PriorAuthModelVersion     string `env:"PRIOR_AUTH_MODEL_VERSION"`
+	ReimbursementModelVersion string `env:"REIMBURSEMENT_MODEL_VERSION"`
 	// UsageFlushInterval is how often metered usage and request records are written.
 	UsageFlushInterval time.Duration `env:"USAGE_FLUSH_INTERVAL" envDefault:"1s"`
 	// SignalRefreshInterval is how often a replica reloads payer mappings and policy signals that
@@ -88,6 +93,9 @@ func (s *Settings) Validate(prefix string) error {
 	}
 	if t := s.DenialThresholdOverride; t != 0 && (t <= 0 || t >= 1) {
 		errs = append(errs, config.Invalid(prefix+"DENIAL_THRESHOLD_OVERRIDE", "must be between 0 and 1, exclusive (got %v)", t))
+	}
+	if err := modelVersions(prefix, s); err != nil {
+		errs = append(errs, err)
 	}
 	if s.UsageFlushInterval < 10*time.Millisecond || s.UsageFlushInterval > time.Minute {
 		errs = append(errs, config.Invalid(prefix+"USAGE_FLUSH_INTERVAL", "must be between 10ms and 1m"))

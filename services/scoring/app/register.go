@@ -46,7 +46,8 @@ func register(ctx context.Context, cfg Config, p *platform.Platform) error {
 		return err
 	}
 	signals := policysignal.NewService(st, index)
-	engine := decision.New(models, index, decision.Config{DenialThresholdOverride: cfg.Settings.DenialThresholdOverride})
+	engine := decision.New(models, index, decision.Config{DenialThresholdOverride: cfg.Settings.DenialThresholdOverride,
+		DefaultVersions: defaultVersions(cfg.Settings)})
 	upgradeURL := strings.TrimRight(cfg.Settings.PublicURL, "/") + "/v1/billing/checkout-session"
 	m := meter.New(st, meter.WithFlushInterval(cfg.Settings.UsageFlushInterval), meter.WithLogger(p.Log), meter.WithUpgradeURL(upgradeURL))
 	p.Go(m.Run)

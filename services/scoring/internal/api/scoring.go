@@ -39,12 +39,6 @@ func NewScoring(sc *score.Service, models *model.Set) *Scoring {
 	return &Scoring{score: sc, models: models}
 }
 
-var currentVersion = map[claim.Workflow]string{
-	claim.Denial:        model.DenialVersion,
-	claim.PriorAuth:     model.PriorAuthVersion,
-	claim.Reimbursement: model.ReimbursementVersion,
-}
-
 var legacyPath = map[claim.Workflow]string{
 	claim.Denial:        "/v1/claims/denial/score",
 	claim.PriorAuth:     "/v1/claims/prior-auth/predict",
@@ -57,7 +51,7 @@ func (s *Scoring) ListWorkflows(context.Context, *scoringv1.ListWorkflowsRequest
 	for _, sp := range claim.Specs() {
 		out.Workflows = append(out.Workflows, &scoringv1.WorkflowSummary{
 			Workflow: string(sp.Workflow), Title: sp.Title, Description: sp.Description,
-			ModelVersion: currentVersion[sp.Workflow],
+			ModelVersion: s.score.CurrentVersion(sp.Workflow),
 			SchemaUrl:    "/v1/workflows/" + string(sp.Workflow) + "/schema",
 			ValidateUrl:  "/v1/workflows/" + string(sp.Workflow) + "/validate",
 			LegacyPath:   legacyPath[sp.Workflow],
@@ -90,7 +84,7 @@ func (s *Scoring) GetWorkflowSchema(_ context.Context, req *scoringv1.GetWorkflo
 	}
 	return &scoringv1.GetWorkflowSchemaResponse{Schema: &scoringv1.WorkflowSchema{
 		Workflow: string(sp.Workflow), RequiredFields: sp.Required, OptionalFields: sp.Optional,
-		RequestSchema: schema, Example: example, ModelVersion: currentVersion[sp.Workflow],
+		RequestSchema: schema, Example: example, ModelVersion: s.score.CurrentVersion(sp.Workflow),
 	}}, nil
 }
 

@@ -5,6 +5,7 @@
 package decision
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -65,6 +66,49 @@ type Config struct {
 	// DenialThresholdOverride replaces the table's threshold for every profile and operating point
 	// when set (0 < value < 1): the deployment-level explicit override of the README.
 	DenialThresholdOverride float64
+	// DefaultVersions are the versions that answer when a call pins none; an empty field keeps the
+	// version the README names (model.DenialVersion and its siblings). Operators move them with
+	// SCORING_DENIAL_MODEL_VERSION, SCORING_PRIOR_AUTH_MODEL_VERSION and
+	// SCORING_REIMBURSEMENT_MODEL_VERSION.
+	DefaultVersions Versions
+}
+
+// Versions names one model version per workflow.
+type Versions struct {
+	Denial, PriorAuth, Reimbursement string
+}
+
+// CheckVersions reports the first version of v that models does not serve (a denial version must
+// have all three profiles); empty fields are not checked.
+func CheckVersions(models *model.Set, v Versions) error {
+	if v.Denial != "" {
+		for _, p := range model.Profiles {
+			if _, ok := models.Denial(v.Denial, p); !ok {
+				return fmt.Errorf("denial model version %q is not served for profile %s", v.Denial, p)
+			}
+		}
+	}
+	if _, ok := models.PriorAuth(v.PriorAuth); v.PriorAuth != "" && !ok {
+		return fmt.Errorf("prior-auth model version %q is not served", v.PriorAuth)
+	}
+	if _, ok := models.Reimbursement(v.Reimbursement); v.Reimbursement != "" && !ok {
+		return fmt.Errorf("reimbursement model version %q is not served", v.Reimbursement)
+	}
+	return nil
+}
+
+// Current returns the version of w that answers when a call pins none.
+func (e *Engine) Current(w claim.Workflow) string {
+	v := e.cfg.DefaultVersions
+	switch w {
+	case claim.Denial:
+		return cmp.Or(v.Denial, model.DenialVersion)
+	case claim.PriorAuth:
+		return cmp.Or(v.PriorAuth, model.PriorAuthVersion)
+	case claim.Reimbursement:
+		return cmp.Or(v.Reimbursement, model.ReimbursementVersion)
+	}
+	return ""
 }
 
 // Signals finds the published policy changes that match a claim.
@@ -209,7 +253,7 @@ func (e *Engine) denial(c *claim.Claim, o Options, explicit model.Profile) (Deci
 	}
 	opIndex := slices.Index(OperatingPoints, op) // a known one: Decide checked it
 	profile, source := Route(c, explicit)
-	version, unavailable, err := pick(claim.Denial, model.DenialVersion, o, func(v string) bool { _, ok := e.models.Denial(v, profile); return ok })
+	version, unavailable, err := pick(claim.Denial, e.Current(claim.Denial), o, func(v string) bool { _, ok := e.models.Denial(v, profile); return ok })
 	if err != nil {
 		return Decision{}, err
 	}
@@ -276,7 +320,7 @@ func profileFromHint(hint string) (model.Profile, bool) {
 }
 
 func (e *Engine) priorAuth(c *claim.Claim, o Options) (Decision, error) {
-	version, unavailable, err := pick(claim.PriorAuth, model.PriorAuthVersion, o, func(v string) bool { _, ok := e.models.PriorAuth(v); return ok })
+	version, unavailable, err := pick(claim.PriorAuth, e.Current(claim.PriorAuth), o, func(v string) bool { _, ok := e.models.PriorAuth(v); return ok })
 	if err != nil {
 		return Decision{}, err
 	}
@@ -310,7 +354,7 @@ func (e *Engine) priorAuth(c *claim.Claim, o Options) (Decision, error) {
 }
 
 func (e *Engine) reimbursement(c *claim.Claim, o Options) (Decision, error) {
-	version, unavailable, err := pick(claim.Reimbursement, model.ReimbursementVersion, o, func(v string) bool { _, ok := e.models.Reimbursement(v); return ok })
+	version, unavailable, err := pick(claim.Reimbursement, e.Current(claim.Reimbursement), o, func(v string) bool { _, ok := e.models.Reimbursement(v); return ok })
 	if err != nil {
 		return Decision{}, err
 	}

@@ -6,11 +6,25 @@ import "github.com/trustlayer/trustlayer/services/scoring/internal/claim"
 // a card file per model beside it. Field order is the JSON order, and every list is sorted, so the
 // files are byte-for-byte reproducible.
 
-// The model versions the README names as current.
+// The model versions the README names as current: the default of each workflow until an operator
+// moves it (SCORING_DENIAL_MODEL_VERSION and its siblings, see the README).
 const (
 	DenialVersion        = "0.3.3"
 	PriorAuthVersion     = "0.2.3-prior-auth-on-file"
 	ReimbursementVersion = "0.2.1"
+)
+
+// The second generation of models, served beside the versions above and callable with
+// options.model_version: the over-limit feature, prices against the code's own reference with
+// hinges, explanations against the reference population and tiers cut on the calibration split
+// (MODELS.md). A published version never changes its answers; an improvement is a new version.
+const (
+	DenialVersionNext        = "0.3.4"
+	PriorAuthVersionNext     = "0.2.4-prior-auth-on-file"
+	ReimbursementVersionNext = "0.2.2"
+)
+
+const (
 	// AppealsVersion is the deterministic appeals generator's version; it has no artifact.
 	AppealsVersion = "0.1.2"
 )
@@ -75,6 +89,15 @@ type ClassifierArtifact struct {
 	Reference   Reference             `json:"reference"`
 	Samples     Samples               `json:"samples"`
 	Metrics     ClassificationMetrics `json:"metrics"`
+	// FactorReference, when present (second generation), holds the reference population's mean
+	// contribution per factor group: top factors are then measured against it.
+	FactorReference []GroupMean `json:"factor_reference,omitempty"`
+}
+
+// GroupMean is the mean contribution of one factor group over a model's training split.
+type GroupMean struct {
+	Group string  `json:"group"`
+	Mean  float64 `json:"mean"`
 }
 
 // Calibration maps the raw probability to a calibrated one. Exactly one of Platt and Isotonic is set,
@@ -104,6 +127,9 @@ type Isotonic struct {
 type Tiers struct {
 	High   float64 `json:"high"`
 	Medium float64 `json:"medium"`
+	// Split names the split the percentiles were taken on when it is not the held-out test split
+	// (the first generation's): "calibration" for the second generation.
+	Split string `json:"split,omitempty"`
 }
 
 // SupportRule maps a payer's training rows to a support level: at least HighMinRows is high, at least
@@ -118,7 +144,13 @@ type Reference struct {
 	Payers          []PayerRows   `json:"payers"`
 	Families        []FamilyRange `json:"families"`
 	PlacesOfService []string      `json:"places_of_service"`
+	// AmountBasis is "code" when the family amount ranges are of the code-referenced amount (second
+	// generation, Traits.CodeAmount); empty for the family-referenced one (Traits.Amount).
+	AmountBasis string `json:"amount_basis,omitempty"`
 }
+
+// AmountBasisCode is Reference.AmountBasis of the second generation.
+const AmountBasisCode = "code"
 
 // PayerRows is how many training rows a payer id had.
 type PayerRows struct {
@@ -146,6 +178,41 @@ type ClassificationMetrics struct {
 	PositiveRate float64 `json:"positive_rate"`
 	// Reliability is the 10-bin reliability table behind ECE and the reliability diagram.
 	Reliability []ReliabilityBin `json:"reliability"`
+
+	// The second generation's cards add the following.
+
+	// PRAUC is the area under the precision-recall curve (average precision).
+	PRAUC float64 `json:"pr_auc,omitempty"`
+	// ECE15 is the expected calibration error over 15 equal-width bins.
+	ECE15 float64 `json:"ece_15,omitempty"`
+	// Oracle compares the model with the generator's own probabilities.
+	Oracle *Oracle `json:"oracle,omitempty"`
+	// ReliabilityDeciles is the reliability table by decile of the calibrated score (equal counts).
+	ReliabilityDeciles []ReliabilityBin `json:"reliability_deciles,omitempty"`
+	// OverLimit is calibration on the claims with units above the medically-unlikely-edit limit.
+	OverLimit *Subgroup `json:"over_limit,omitempty"`
+}
+
+// Oracle is the AUC the generator's probabilities reach on the same test claims, and the model's AUC
+// as a ratio to it. True is the probability the label was drawn with (it includes the hidden provider
+// effect and whether prior auth was on file); payload-only averages those out, so it is the best any
+// model reading the claim payload can do.
+type Oracle struct {
+	AUCTrue          float64 `json:"auc_true"`
+	AUCPayload       float64 `json:"auc_payload_only"`
+	RatioToTrue      float64 `json:"auc_ratio_to_true"`
+	RatioToPayload   float64 `json:"auc_ratio_to_payload_only"`
+	ECEPayloadOracle float64 `json:"ece_payload_only_oracle"`
+}
+
+// Subgroup is the calibration of a model on part of the test split.
+type Subgroup struct {
+	Count         int     `json:"count"`
+	MeanPredicted float64 `json:"mean_predicted"`
+	ObservedRate  float64 `json:"observed_rate"`
+	// MeanTrue is the mean of the generator's payload-only probability on the same claims: the rate the
+	// observed one estimates, without its sampling noise.
+	MeanTrue float64 `json:"mean_payload_only_probability"`
 }
 
 // ReliabilityBin is one equal-width bin of calibrated probability.
@@ -163,6 +230,8 @@ type RegressorArtifact struct {
 	Reference Reference         `json:"reference"`
 	Samples   Samples           `json:"samples"`
 	Metrics   RegressionMetrics `json:"metrics"`
+	// FactorReference: as for ClassifierArtifact (second generation).
+	FactorReference []GroupMean `json:"factor_reference,omitempty"`
 }
 
 // RegressionMetrics are measured on the held-out test split, in currency units of allowed amount.
@@ -170,6 +239,14 @@ type RegressionMetrics struct {
 	MAE           float64 `json:"mae"`
 	MAPE          float64 `json:"mape"`
 	MedianAllowed float64 `json:"median_allowed"`
+	// OracleMAE (second generation) is the MAE of the generator's conditional median (billed ×
+	// exp(min(mean log ratio, 0))) on the same claims, and MAERatioToOracle the model's MAE over it.
+	OracleMAE        float64 `json:"oracle_mae,omitempty"`
+	MAERatioToOracle float64 `json:"mae_ratio_to_oracle,omitempty"`
+	// Overcharged is the MAE on the claims at least one log unit above the population's median price.
+	OverchargedCount int     `json:"overcharged_count,omitempty"`
+	OverchargedMAE   float64 `json:"overcharged_mae,omitempty"`
+	OverchargedBias  float64 `json:"overcharged_mean_relative_error,omitempty"`
 }
 
 // RoutingMetrics measure DetectProfile on one population's held-out claims.

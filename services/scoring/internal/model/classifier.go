@@ -48,6 +48,7 @@ type Classifier struct {
 	TierHigh, TierMedium float64
 
 	lin      linear
+	rel      *relativeFactors
 	platt    Platt
 	isotonic Isotonic
 	support  SupportRule
@@ -64,7 +65,12 @@ func NewClassifier(version string, a *ClassifierArtifact) (*Classifier, error) {
 	if err != nil {
 		return nil, err
 	}
+	rel, err := newRelativeFactors(&lin, a.FactorReference)
+	if err != nil {
+		return nil, err
+	}
 	c := &Classifier{
+		rel:                rel,
 		Version:            version,
 		CalibrationMethod:  a.Calibration.Method,
 		CalibrationVersion: a.Calibration.Version,
@@ -103,7 +109,11 @@ func (c *Classifier) Score(cl *claim.Claim, sig Signals, out *Result) {
 	var v Vector
 	t := Extract(cl, sig, &v)
 	*out = Result{}
-	out.Logit = c.lin.predict(&v, &out.Factors, &out.NFactors)
+	if c.rel != nil {
+		out.Logit = c.rel.predict(&c.lin, &v, &out.Factors, &out.NFactors)
+	} else {
+		out.Logit = c.lin.predict(&v, &out.Factors, &out.NFactors)
+	}
 	out.Raw = sigmoid(out.Logit)
 	out.Probability = c.calibrate(out.Logit, out.Raw)
 	out.Drift = c.ref.check(cl, t)

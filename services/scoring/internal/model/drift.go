@@ -45,10 +45,19 @@ type reference struct {
 	seen      [NumFamilies]bool
 	pos       [NumPlacesOfService]bool
 	payerRows map[int64]int
+	// codeAmount: the amount ranges are of Traits.CodeAmount (Reference.AmountBasis "code").
+	codeAmount bool
 }
 
 func newReference(r Reference) (reference, error) {
 	ref := reference{payerRows: make(map[int64]int, len(r.Payers))}
+	switch r.AmountBasis {
+	case "":
+	case AmountBasisCode:
+		ref.codeAmount = true
+	default:
+		return reference{}, fmt.Errorf("reference: unknown amount basis %q", r.AmountBasis)
+	}
 	for _, p := range r.Payers {
 		ref.payerRows[p.PayerID] = p.Rows
 	}
@@ -73,7 +82,11 @@ func (r *reference) check(cl *claim.Claim, t Traits) Drift {
 	var d Drift
 	if r.seen[t.Family] {
 		fr := &r.families[t.Family]
-		if t.Amount < fr.AmountLow || t.Amount > fr.AmountHigh {
+		amount := t.Amount
+		if r.codeAmount {
+			amount = t.CodeAmount
+		}
+		if amount < fr.AmountLow || amount > fr.AmountHigh {
 			d |= DriftBilledAmount
 		}
 		if t.Units < fr.UnitsLow || t.Units > fr.UnitsHigh {

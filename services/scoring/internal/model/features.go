@@ -23,8 +23,45 @@ const (
 	featPolicyAdded       = featUnits + 1
 	featPolicyRemoved     = featPolicyAdded + 1
 
+	// The features of the second generation of models (denial 0.3.4, prior auth
+	// 0.2.4-prior-auth-on-file, reimbursement 0.2.2). They come after the first generation's, so a
+	// first-generation artifact, which has no weight on them, scores exactly as it always did.
+	featOverLimit  = featPolicyRemoved + 1 // units above the family's medically-unlikely-edit limit
+	featCodeAmount = featOverLimit + 1     // log per-unit charge over the code's reference amount
+	// offHinge starts the price hinges: max(code amount - knot, 0) for each knot, overall and then
+	// within each payer group (government, commercial, sandbox), so a fit can bend the price effect
+	// where each population's median charge lies.
+	offHinge = featCodeAmount + 1
+
 	// NumFeatures is the length of a Vector.
-	NumFeatures = featPolicyRemoved + 1
+	NumFeatures = offHinge + numHinges
+)
+
+// HingeKnots are the knots of the price hinges, in code amount (log per-unit charge over the code's
+// reference): the median charges of the cms_v1, synthetic_v1 and commercial_beta populations
+// (1.0, 1.5 and 2.2 times the reference).
+var HingeKnots = [...]float64{0, 0.405465, 0.788457}
+
+// hingeGroups are the payer groups with price hinges of their own; group 0 is every claim.
+const (
+	hingeAll = iota
+	hingeGovernment
+	hingeCommercial
+	hingeSandbox
+	numHingeGroups
+)
+
+var hingeGroupNames = [numHingeGroups]string{"all", "government", "commercial", "sandbox"}
+
+const numHinges = numHingeGroups * len(HingeKnots)
+
+// Feature name prefixes of the second generation: a first-generation model is trained without them.
+const (
+	PrefixLimit = "limit:"
+	PrefixPrice = "price:"
+	// PrefixFamilyAmount is the first generation's amount feature, measured against the family's
+	// reference; the second generation uses the code's reference (price:) instead.
+	PrefixFamilyAmount = "amount:"
 )
 
 // Feature name prefixes that training uses to choose a workflow's features.
@@ -51,6 +88,9 @@ type Traits struct {
 	PlaceOfService int
 	// Amount and Units are the numeric features, repeated here so callers need not know the layout.
 	Amount, Units float64
+	// CodeAmount is the log per-unit charge over the code's own reference amount (CodeReferenceAmount);
+	// it equals Amount except for the codes whose price is far from their family's.
+	CodeAmount float64
 }
 
 // featureNames are the stable keys artifacts store weights under; featureLabels are what a caller
@@ -81,6 +121,15 @@ func buildFeatureNames() (names, labels [NumFeatures]string) {
 	names[featUnits], labels[featUnits] = "units:log", "units"
 	names[featPolicyAdded], labels[featPolicyAdded] = PrefixPolicy+"prior_auth_added", "policy change: prior_auth_added"
 	names[featPolicyRemoved], labels[featPolicyRemoved] = PrefixPolicy+"prior_auth_removed", "policy change: prior_auth_removed"
+	names[featOverLimit], labels[featOverLimit] = PrefixLimit+"units_over_limit", "units above the medically-unlikely-edit limit"
+	names[featCodeAmount], labels[featCodeAmount] = PrefixPrice+"log_per_unit_vs_code_reference", "billed amount per unit"
+	for g := range numHingeGroups {
+		for k, knot := range HingeKnots {
+			i := offHinge + g*len(HingeKnots) + k
+			names[i] = PrefixPrice + "hinge_" + hingeGroupNames[g] + "_" + strconv.FormatFloat(knot, 'f', 3, 64)
+			labels[i] = "billed amount per unit"
+		}
+	}
 	return names, labels
 }
 
@@ -122,6 +171,19 @@ func Extract(cl *claim.Claim, sig Signals, v *Vector) Traits {
 	t.Amount = amountFeature(cl, t.Family)
 	t.Units = math.Log(max(cl.Units, minUnits))
 	v[featAmount], v[featUnits] = t.Amount, t.Units
+	if t.Family != FamilyOther && cl.Units > UnitLimit[t.Family] {
+		v[featOverLimit] = 1
+	}
+	t.CodeAmount = codeAmountFeature(cl, t.Family)
+	v[featCodeAmount] = t.CodeAmount
+	group := hingeGroupOf(t.Bucket)
+	for k, knot := range HingeKnots {
+		h := max(t.CodeAmount-knot, 0)
+		v[offHinge+k] = h
+		if group != hingeAll {
+			v[offHinge+group*len(HingeKnots)+k] = h
+		}
+	}
 	if sig.PriorAuthAdded {
 		v[featPolicyAdded] = 1
 	}
@@ -146,4 +208,59 @@ func amountFeature(cl *claim.Claim, f Family) float64 {
 		perUnit /= cl.Units
 	}
 	return math.Log(max(perUnit, minAmount) / FamilyReferenceAmount[f])
+}
+
+// codeAmountFeature is amountFeature against the code's own reference amount (CodeReferenceAmount).
+func codeAmountFeature(cl *claim.Claim, f Family) float64 {
+	perUnit := cl.BilledAmount
+	if cl.Units > 0 {
+		perUnit /= cl.Units
+	}
+	return math.Log(max(perUnit, minAmount) / CodeReferenceAmount(cl.CPTCode, f))
+}
+
+func hingeGroupOf(b Bucket) int {
+	switch {
+	case b.Government():
+		return hingeGovernment
+	case b.Commercial():
+		return hingeCommercial
+	case b == BucketSandbox:
+		return hingeSandbox
+	}
+	return hingeAll
+}
+
+// UnitLimit is each family's medically-unlikely-edit style limit on the units of one claim line (the
+// limits of package synth); FamilyOther has none.
+var UnitLimit = [NumFamilies]float64{
+	FamilyOther: math.Inf(1), FamilyEM: 1, FamilyImaging: 2, FamilySurgery: 2, FamilyPT: 8,
+	FamilyLab: 3, FamilyDME: 30, FamilyDrug: 120,
+}
+
+// codeReferences are per-unit reference amounts of codes whose price is far from their family's
+// (CMS-like median charges). A family reference is a median over expensive and cheap codes alike:
+// 36415, a venipuncture, falls in the surgery range (10004-69990) but costs about $10, not $900.
+var codeReferences = [...]struct {
+	code   string
+	amount float64
+}{
+	{"36415", 10}, // collection of venous blood by venipuncture
+	{"36416", 8},  // collection of capillary blood specimen
+	{"36410", 30}, // venipuncture requiring a physician's skill
+	{"36000", 25}, // introduction of a needle or catheter into a vein
+	{"96372", 30}, // therapeutic injection (medicine section, family other)
+	{"99000", 10}, // specimen handling (E/M range, not an E/M service)
+	{"99001", 15}, // specimen handling from patient to laboratory
+}
+
+// CodeReferenceAmount is the per-unit reference amount of a code: its own when the code book lists one,
+// otherwise its family's (FamilyReferenceAmount). It does not allocate.
+func CodeReferenceAmount(code string, f Family) float64 {
+	for _, c := range codeReferences {
+		if c.code == code {
+			return c.amount
+		}
+	}
+	return FamilyReferenceAmount[f]
 }

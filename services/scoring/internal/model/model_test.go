@@ -101,11 +101,12 @@ func TestCards(t *testing.T) {
 	cards := load(t).Cards()
 	type key struct {
 		workflow claim.Workflow
+		version  string
 		profile  model.Profile
 	}
 	var got []key
 	for _, c := range cards {
-		got = append(got, key{c.Workflow, c.Profile})
+		got = append(got, key{c.Workflow, c.Version, c.Profile})
 		if c.IntendedUse != model.IntendedUse {
 			t.Errorf("%s %s: got intended use %q", c.Workflow, c.Profile, c.IntendedUse)
 		}
@@ -123,8 +124,12 @@ func TestCards(t *testing.T) {
 		}
 	}
 	want := []key{
-		{claim.Denial, model.SyntheticV1}, {claim.Denial, model.CMSV1}, {claim.Denial, model.CommercialBeta},
-		{claim.PriorAuth, ""}, {claim.Reimbursement, ""},
+		{claim.Denial, model.DenialVersion, model.SyntheticV1}, {claim.Denial, model.DenialVersion, model.CMSV1},
+		{claim.Denial, model.DenialVersion, model.CommercialBeta},
+		{claim.Denial, model.DenialVersionNext, model.SyntheticV1}, {claim.Denial, model.DenialVersionNext, model.CMSV1},
+		{claim.Denial, model.DenialVersionNext, model.CommercialBeta},
+		{claim.PriorAuth, model.PriorAuthVersion, ""}, {claim.PriorAuth, model.PriorAuthVersionNext, ""},
+		{claim.Reimbursement, model.ReimbursementVersion, ""}, {claim.Reimbursement, model.ReimbursementVersionNext, ""},
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("got cards %v, want %v", got, want)

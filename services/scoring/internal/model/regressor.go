@@ -25,6 +25,7 @@ type Regressor struct {
 	Version string
 
 	lin linear
+	rel *relativeFactors
 	ref reference
 }
 
@@ -38,7 +39,11 @@ func NewRegressor(version string, a *RegressorArtifact) (*Regressor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Regressor{Version: version, lin: lin, ref: ref}, nil
+	rel, err := newRelativeFactors(&lin, a.FactorReference)
+	if err != nil {
+		return nil, err
+	}
+	return &Regressor{Version: version, lin: lin, rel: rel, ref: ref}, nil
 }
 
 // Estimate estimates cl's allowed amount into out. It does not allocate, and equal inputs give
@@ -47,7 +52,12 @@ func (r *Regressor) Estimate(cl *claim.Claim, out *Estimate) {
 	var v Vector
 	t := Extract(cl, Signals{}, &v)
 	*out = Estimate{}
-	logRatio := r.lin.predict(&v, &out.Factors, &out.NFactors)
+	var logRatio float64
+	if r.rel != nil {
+		logRatio = r.rel.predict(&r.lin, &v, &out.Factors, &out.NFactors)
+	} else {
+		logRatio = r.lin.predict(&v, &out.Factors, &out.NFactors)
+	}
 	out.Ratio = min(max(math.Exp(logRatio), 0), 1)
 	out.ExpectedAllowed = math.Round(cl.BilledAmount*out.Ratio*100) / 100
 	out.Drift = r.ref.check(cl, t)

@@ -67,6 +67,9 @@ type Scored struct {
 	At time.Time
 }
 
+// CurrentVersion is the model version of w that answers a call that pins none.
+func (s *Service) CurrentVersion(w claim.Workflow) string { return s.engine.Current(w) }
+
 // One scores one claim for the caller on route (a telemetry route id) under the call's requestID,
 // which keys its request record. A refusal by the limiter is a *meter.LimitError; an invalid claim
 // is claim.Errors.

@@ -56,6 +56,20 @@ type Record struct {
 	Denied            bool
 	PriorAuthRequired bool
 	AllowedAmount     float64
+
+	// The generator's own view of the claim, for oracle metrics (none of it is a model input).
+
+	// DenialProbability is the probability Denied was drawn with; DenialPayloadProbability averages
+	// out what the claim payload does not show (the hidden provider effect, whether prior auth was
+	// required and on file), so it is the best probability a model of the payload can reach.
+	DenialProbability, DenialPayloadProbability float64
+	// PriorAuthProbability is the probability PriorAuthRequired was drawn with (all of it payload).
+	PriorAuthProbability float64
+	// AllowedLogRatio is the mean of the log allowed/billed ratio before noise and the clamp at 0:
+	// billed × exp(min(AllowedLogRatio, 0)) is the conditional median of the allowed amount.
+	AllowedLogRatio float64
+	// Overcharge is the log per-unit charge above the population's median, floored at 0.
+	Overcharge float64
 }
 
 // firstServiceDate and serviceDays bound the service dates: January to October 2026.
@@ -157,26 +171,35 @@ func (g *generator) record(rec *Record, p model.Profile, i int) {
 	paOnFile := r.Float64() < pop.priorAuthOnFile
 
 	d := &pop.denial
-	z := d.base + payer.denial + d.family[family] + placeDenial[place] + d.overcharge*overcharge + g.providerEffect[provider]
+	z0 := d.base + payer.denial + d.family[family] + placeDenial[place] + d.overcharge*overcharge
+	z := z0 + g.providerEffect[provider]
 	switch network {
 	case model.OutOfNetwork:
 		z += d.outOfNetwork
+		z0 += d.outOfNetwork
 	case model.UnknownNetwork:
 		z += d.unknownNetwork
+		z0 += d.unknownNetwork
 	}
 	if atypical {
 		z += d.atypicalDiagnosis
+		z0 += d.atypicalDiagnosis
 	}
 	if units > unitLimit[family] {
 		z += d.unitsOverLimit
+		z0 += d.unitsOverLimit
 	}
 	if paRequired && !paOnFile {
 		z += d.priorAuthMissing
 	}
-	denied := r.Float64() < sigmoid(z)
+	pDenied := sigmoid(z)
+	denied := r.Float64() < pDenied
+	missing := sigmoid(zPA) * (1 - pop.priorAuthOnFile)
+	pPayload := (1-missing)*meanOverProviders(z0, d.providerSpread) + missing*meanOverProviders(z0+d.priorAuthMissing, d.providerSpread)
 
+	noise := r.NormFloat64()
 	logRatio := bucketAllowedRatio[model.BucketOf(payerID)] + payer.allowed + familyAllowed[family] +
-		placeAllowed[place] + allowedOvercharge*overcharge + allowedNoise*r.NormFloat64()
+		placeAllowed[place] + allowedOvercharge*overcharge + allowedNoise*noise
 	switch network {
 	case model.OutOfNetwork:
 		logRatio += allowedOutOfNetwork
@@ -184,6 +207,7 @@ func (g *generator) record(rec *Record, p model.Profile, i int) {
 		logRatio += allowedUnknownNetwork
 	}
 	allowed := max(cents(billed*math.Exp(min(logRatio, 0))), 0.01)
+	meanLogRatio := logRatio - allowedNoise*noise
 
 	*rec = Record{
 		Claim: claim.Claim{
@@ -203,6 +227,12 @@ func (g *generator) record(rec *Record, p model.Profile, i int) {
 		Denied:            denied,
 		PriorAuthRequired: paRequired,
 		AllowedAmount:     allowed,
+
+		DenialProbability:        pDenied,
+		DenialPayloadProbability: pPayload,
+		PriorAuthProbability:     sigmoid(zPA),
+		AllowedLogRatio:          meanLogRatio,
+		Overcharge:               overcharge,
 	}
 }
 
@@ -264,6 +294,30 @@ var atypicalLetters = func() [model.NumFamilies]string {
 func cents(x float64) float64 { return math.Round(x*100) / 100 }
 
 func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
+
+// quadrature is a fixed rule for the mean over a standard normal: 41 points over ±4 sd, weights
+// proportional to the density and summing to 1.
+var quadrature = func() (q [41][2]float64) {
+	total := 0.0
+	for i := range q {
+		x := -4 + 0.2*float64(i)
+		q[i] = [2]float64{x, math.Exp(-x * x / 2)}
+		total += q[i][1]
+	}
+	for i := range q {
+		q[i][1] /= total
+	}
+	return q
+}()
+
+// meanOverProviders is the mean of σ(z + e) over the provider effect e ~ N(0, sd²).
+func meanOverProviders(z, sd float64) float64 {
+	s := 0.0
+	for _, p := range quadrature {
+		s += p[1] * sigmoid(z+sd*p[0])
+	}
+	return s
+}
 
 // weighted is one choice and its weight.
 type weighted[T any] struct {

@@ -39,9 +39,39 @@ func renderCard(c model.Card) []byte {
 	if m := c.Regression; m != nil {
 		fmt.Fprintf(&b, "| MAE of allowed amount | %s |\n| MAPE of allowed amount | %s |\n| median allowed amount | %s |\n\n",
 			num(m.MAE), num(m.MAPE), num(m.MedianAllowed))
+		if m.OracleMAE != 0 {
+			b.WriteString("## Against the generator\n\n| metric | value |\n|---|---|\n")
+			fmt.Fprintf(&b, "| MAE of the generator's conditional median | %s |\n| model MAE / conditional-median MAE | %s |\n", num(m.OracleMAE), num(m.MAERatioToOracle))
+			fmt.Fprintf(&b, "| overcharged claims (≥ 1 log unit above the population's median price) | %d |\n", m.OverchargedCount)
+			fmt.Fprintf(&b, "| MAE on overcharged claims | %s |\n| mean relative error on overcharged claims | %s |\n\n", num(m.OverchargedMAE), num(m.OverchargedBias))
+		}
+	}
+	if m := c.Classification; m != nil && m.Oracle != nil {
+		o := m.Oracle
+		b.WriteString("## Against the generator (oracle)\n\n")
+		b.WriteString("The generator knows each claim's probability. *True* is the probability the label was drawn with; " +
+			"*payload-only* averages out what a claim does not carry (the hidden provider effect, whether prior auth " +
+			"was required and on file): the best a model of the payload can do.\n\n| metric | value |\n|---|---|\n")
+		fmt.Fprintf(&b, "| PR-AUC (average precision) | %s |\n| ECE, 15 bins, calibrated | %s |\n", num(m.PRAUC), num(m.ECE15))
+		fmt.Fprintf(&b, "| oracle AUC, true | %s |\n| oracle AUC, payload-only | %s |\n", num(o.AUCTrue), num(o.AUCPayload))
+		fmt.Fprintf(&b, "| AUC / true oracle AUC | %s |\n| AUC / payload-only oracle AUC | %s |\n", num(o.RatioToTrue), num(o.RatioToPayload))
+		fmt.Fprintf(&b, "| ECE, 10 bins, of the payload-only oracle | %s |\n\n", num(o.ECEPayloadOracle))
+		if s := m.OverLimit; s != nil {
+			b.WriteString("Claims with units above the medically-unlikely-edit limit:\n\n| claims | mean predicted | observed rate | mean payload-only probability |\n|---|---|---|---|\n")
+			fmt.Fprintf(&b, "| %d | %s | %s | %s |\n\n", s.Count, num(s.MeanPredicted), num(s.ObservedRate), num(s.MeanTrue))
+		}
+		b.WriteString("Reliability by decile of the calibrated score:\n\n| decile | claims | score range | mean predicted | observed rate |\n|---|---|---|---|---|\n")
+		for i, bin := range m.ReliabilityDeciles {
+			fmt.Fprintf(&b, "| %d | %d | %s–%s | %s | %s |\n", i+1, bin.Count, num(bin.Lower), num(bin.Upper), num(bin.MeanPredicted), num(bin.ObservedRate))
+		}
+		b.WriteString("\n")
 	}
 	if t := c.Tiers; t != nil {
-		b.WriteString("## Risk tiers\n\nCut-offs on the calibrated score: the 90th and 80th percentiles of the held-out population.\n\n")
+		if t.Split != "" {
+			fmt.Fprintf(&b, "## Risk tiers\n\nCut-offs on the calibrated score: the 90th and 80th percentiles of the %s split (not the held-out test split the metrics are measured on).\n\n", t.Split)
+		} else {
+			b.WriteString("## Risk tiers\n\nCut-offs on the calibrated score: the 90th and 80th percentiles of the held-out population.\n\n")
+		}
 		fmt.Fprintf(&b, "| tier | calibrated score |\n|---|---|\n| high (top 10 %%) | ≥ %s |\n| medium (next 10 %%) | ≥ %s |\n| low | below |\n\n",
 			num(t.High), num(t.Medium))
 	}

@@ -18,6 +18,21 @@ type design struct {
 	idx  []int32
 	val  []float64
 	y    []float64
+	// free marks the columns the logistic fit leaves unpenalised (nil: none), like the intercept: a
+	// rare indicator such as the over-limit one (0.3 % of claims) would otherwise be shrunk to a
+	// fraction of its effect by a penalty sized for the common features.
+	free []bool
+}
+
+// unpenalised are the features the second generation fits without penalty.
+var unpenalised = []string{model.PrefixLimit + "units_over_limit"}
+
+// freeColumns marks d's columns named in unpenalised.
+func (d *design) freeColumns() {
+	d.free = make([]bool, len(d.cols))
+	for c, j := range d.cols {
+		d.free[c] = slices.Contains(unpenalised, model.FeatureName(j))
+	}
 }
 
 func (d *design) rows() int { return len(d.y) }
@@ -32,7 +47,9 @@ const (
 // newDesign extracts recs with the runtime's model.Extract, keeps the features that are not excluded
 // and occur at least once (a feature never seen in training could only learn a zero weight), and
 // summarises the population for drift checks.
-func newDesign(recs []synth.Record, exclude []string, target func(*synth.Record) float64) (design, model.Reference) {
+//
+// With codeAmount the drift ranges are of the code-referenced amount (the second generation's).
+func newDesign(recs []synth.Record, exclude []string, codeAmount bool, target func(*synth.Record) float64) (design, model.Reference) {
 	type entry struct {
 		col int
 		val float64
@@ -60,7 +77,11 @@ func newDesign(recs []synth.Record, exclude []string, target func(*synth.Record)
 		ptr = append(ptr, len(entries))
 		y[i] = target(r)
 		payers[r.Claim.PayerID]++
-		amounts[t.Family] = append(amounts[t.Family], t.Amount)
+		if codeAmount {
+			amounts[t.Family] = append(amounts[t.Family], t.CodeAmount)
+		} else {
+			amounts[t.Family] = append(amounts[t.Family], t.Amount)
+		}
 		units[t.Family] = append(units[t.Family], t.Units)
 		if t.PlaceOfService >= 0 {
 			placeSet[r.Claim.PlaceOfService] = true
@@ -79,6 +100,9 @@ func newDesign(recs []synth.Record, exclude []string, target func(*synth.Record)
 	}
 
 	var ref model.Reference
+	if codeAmount {
+		ref.AmountBasis = model.AmountBasisCode
+	}
 	for id, n := range payers {
 		ref.Payers = append(ref.Payers, model.PayerRows{PayerID: id, Rows: n})
 	}

@@ -49,18 +49,23 @@ func brier(p, y []float64) float64 {
 // reliability bins p into equal-width bins and returns them with the expected calibration error: the
 // count-weighted mean gap between mean prediction and observed rate.
 func reliability(p, y []float64) ([]model.ReliabilityBin, float64) {
-	var sumP, sumY [reliabilityBins]float64
-	var count [reliabilityBins]int
+	return reliabilityN(p, y, reliabilityBins)
+}
+
+// reliabilityN is reliability over nBins equal-width bins.
+func reliabilityN(p, y []float64, nBins int) ([]model.ReliabilityBin, float64) {
+	sumP, sumY := make([]float64, nBins), make([]float64, nBins)
+	count := make([]int, nBins)
 	for i, v := range p {
-		b := min(int(v*reliabilityBins), reliabilityBins-1)
+		b := min(int(v*float64(nBins)), nBins-1)
 		sumP[b] += v
 		sumY[b] += y[i]
 		count[b]++
 	}
-	bins := make([]model.ReliabilityBin, reliabilityBins)
+	bins := make([]model.ReliabilityBin, nBins)
 	ece := 0.0
 	for b := range bins {
-		bins[b] = model.ReliabilityBin{Lower: round(float64(b) / reliabilityBins), Upper: round(float64(b+1) / reliabilityBins), Count: count[b]}
+		bins[b] = model.ReliabilityBin{Lower: round(float64(b) / float64(nBins)), Upper: round(float64(b+1) / float64(nBins)), Count: count[b]}
 		if count[b] == 0 {
 			continue
 		}

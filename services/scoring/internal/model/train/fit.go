@@ -77,6 +77,10 @@ func (o *logisticLoss) evaluate(theta []float64) {
 	reg := 0.0
 	g[0] /= n
 	for c := 1; c < len(g); c++ {
+		if d.free != nil && d.free[c-1] {
+			g[c] /= n
+			continue
+		}
 		reg += theta[c] * theta[c]
 		g[c] = g[c]/n + lambda*theta[c]
 	}

@@ -83,47 +83,90 @@ func Run(cfg Config) (*Output, error) {
 	}
 
 	out := &Output{}
-	denial := model.ModelFile{Workflow: claim.Denial, Version: model.DenialVersion, Training: run}
-	for _, p := range model.Profiles {
-		spec := classifierSpec{
-			workflow: claim.Denial, version: model.DenialVersion, profile: p,
-			label:       func(r *synth.Record) bool { return r.Denied },
-			exclude:     []string{model.PrefixPolicy},
-			calibration: model.CalibrationPlatt,
-			data: "Synthetic claims from package synth: the " + synth.Description(p) +
-				". Label: denied. Split 60/20/20 into train, Platt calibration and held-out test.",
-		}
-		if err := out.addClassifier(&denial, spec, populations[p], run); err != nil {
+	for _, g := range generations {
+		if err := out.addGeneration(g, populations, pooled, run); err != nil {
 			return nil, err
 		}
-	}
-	if err := out.addJSON(modelName(claim.Denial, model.DenialVersion)+".json", denial); err != nil {
-		return nil, err
-	}
-
-	priorAuth := model.ModelFile{Workflow: claim.PriorAuth, Version: model.PriorAuthVersion, Training: run}
-	spec := classifierSpec{
-		workflow: claim.PriorAuth, version: model.PriorAuthVersion,
-		label:       func(r *synth.Record) bool { return r.PriorAuthRequired },
-		calibration: model.CalibrationIsotonic,
-		data: "Synthetic claims from package synth, the three populations pooled (synthetic_v1, cms_v1, commercial_beta; " +
-			"all 30 payers). Label: prior_auth_required; features include matching published policy changes " +
-			"(prior_auth_added, prior_auth_removed). Split 60/20/20 into train, isotonic calibration and held-out test.",
-	}
-	if err := out.addClassifier(&priorAuth, spec, pooled, run); err != nil {
-		return nil, err
-	}
-	if err := out.addJSON(modelName(claim.PriorAuth, model.PriorAuthVersion)+".json", priorAuth); err != nil {
-		return nil, err
-	}
-
-	if err := out.addRegressor(pooled, run); err != nil {
-		return nil, err
 	}
 	out.addIndex(run)
 	slices.SortFunc(out.Files, func(a, b File) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
+
+// generation is one set of model versions trained together. A published generation is frozen: its
+// features, fits and cards never change, so its artifacts stay byte for byte what was published
+// (TestPublishedVersionsAreFrozen); an improvement is a new generation with new versions.
+type generation struct {
+	denial, priorAuth, reimbursement string
+	// next marks the second generation: over-limit and code-referenced price features, explanations
+	// against the reference population, tiers cut on the calibration split and oracle metrics.
+	next bool
+}
+
+// generations are trained in order; the first is the versions the README names as current.
+var generations = []generation{
+	{denial: model.DenialVersion, priorAuth: model.PriorAuthVersion, reimbursement: model.ReimbursementVersion},
+	{denial: model.DenialVersionNext, priorAuth: model.PriorAuthVersionNext, reimbursement: model.ReimbursementVersionNext, next: true},
+}
+
+// exclude returns the feature prefixes a generation's model does not use, besides the workflow's own.
+func (g generation) exclude(own ...string) []string {
+	if g.next {
+		return append(own, model.PrefixFamilyAmount)
+	}
+	return append(own, model.PrefixLimit, model.PrefixPrice)
+}
+
+func (o *Output) addGeneration(g generation, populations map[model.Profile]splits, pooled splits, run model.TrainingRun) error {
+	denial := model.ModelFile{Workflow: claim.Denial, Version: g.denial, Training: run}
+	for _, p := range model.Profiles {
+		spec := classifierSpec{
+			workflow: claim.Denial, version: g.denial, profile: p, next: g.next,
+			label:       func(r *synth.Record) bool { return r.Denied },
+			exclude:     g.exclude(model.PrefixPolicy),
+			calibration: model.CalibrationPlatt,
+			data: "Synthetic claims from package synth: the " + synth.Description(p) +
+				". Label: denied. Split 60/20/20 into train, Platt calibration and held-out test.",
+		}
+		if g.next {
+			spec.oracle = func(r *synth.Record) (float64, float64) { return r.DenialProbability, r.DenialPayloadProbability }
+			spec.data += nextData
+		}
+		if err := o.addClassifier(&denial, spec, populations[p], run); err != nil {
+			return err
+		}
+	}
+	if err := o.addJSON(modelName(claim.Denial, g.denial)+".json", denial); err != nil {
+		return err
+	}
+
+	priorAuth := model.ModelFile{Workflow: claim.PriorAuth, Version: g.priorAuth, Training: run}
+	spec := classifierSpec{
+		workflow: claim.PriorAuth, version: g.priorAuth, next: g.next,
+		label:       func(r *synth.Record) bool { return r.PriorAuthRequired },
+		exclude:     g.exclude(),
+		calibration: model.CalibrationIsotonic,
+		data: "Synthetic claims from package synth, the three populations pooled (synthetic_v1, cms_v1, commercial_beta; " +
+			"all 30 payers). Label: prior_auth_required; features include matching published policy changes " +
+			"(prior_auth_added, prior_auth_removed). Split 60/20/20 into train, isotonic calibration and held-out test.",
+	}
+	if g.next {
+		spec.oracle = func(r *synth.Record) (float64, float64) { return r.PriorAuthProbability, r.PriorAuthProbability }
+		spec.data += nextData
+	}
+	if err := o.addClassifier(&priorAuth, spec, pooled, run); err != nil {
+		return err
+	}
+	if err := o.addJSON(modelName(claim.PriorAuth, g.priorAuth)+".json", priorAuth); err != nil {
+		return err
+	}
+	return o.addRegressor(g, pooled, run)
+}
+
+// nextData ends the data statement of a second-generation card.
+const nextData = " Second generation: units above the medically-unlikely-edit limit as a feature, per-unit price against the " +
+	"code's own reference with hinges at each population's median price, top factors against the mean claim of the " +
+	"training split, risk tiers cut on the calibration split."
 
 // classifierSpec says what one classifier learns from which features and how it is calibrated.
 type classifierSpec struct {
@@ -134,13 +177,20 @@ type classifierSpec struct {
 	exclude     []string // feature name prefixes the model does not use
 	calibration string
 	data        string
+	// next is the second generation (see generation); oracle returns a record's true and payload-only
+	// probabilities of the label.
+	next   bool
+	oracle func(*synth.Record) (truth, payload float64)
 }
 
 // addClassifier fits, calibrates and evaluates one classifier, appends it to mf and adds its card
 // and reliability diagram. Calibration and evaluation score claims with model.Classifier itself, so
 // the metrics are those of the artifact as the runtime loads it.
 func (o *Output) addClassifier(mf *model.ModelFile, spec classifierSpec, s splits, run model.TrainingRun) error {
-	d, ref := newDesign(s.train, spec.exclude, func(r *synth.Record) float64 { return indicator(spec.label(r)) })
+	d, ref := newDesign(s.train, spec.exclude, spec.next, func(r *synth.Record) float64 { return indicator(spec.label(r)) })
+	if spec.next {
+		d.freeColumns()
+	}
 	intercept, w, err := fitLogistic(&d)
 	if err != nil {
 		return fmt.Errorf("%s: %w", modelTitle(spec.workflow, spec.version, spec.profile), err)
@@ -187,6 +237,14 @@ func (o *Output) addClassifier(mf *model.ModelFile, spec classifierSpec, s split
 		Reliability:  bins,
 	}
 	art.Tiers = tiers(test.prob)
+	if spec.next {
+		art.Tiers = tiers(cal.prob)
+		art.Tiers.Split = "calibration"
+		if art.FactorReference, err = factorReference(art.Linear, s.train); err != nil {
+			return err
+		}
+		nextMetrics(&art.Metrics, test, s.test, spec.oracle)
+	}
 	mf.Classifiers = append(mf.Classifiers, art)
 
 	base := cardName(spec.workflow, spec.version, spec.profile)
@@ -250,9 +308,9 @@ func routing(own model.Profile, recs []synth.Record) *model.RoutingMetrics {
 
 // addRegressor fits and evaluates the reimbursement model. It has no calibration step, so the
 // calibration split joins training.
-func (o *Output) addRegressor(s splits, run model.TrainingRun) error {
+func (o *Output) addRegressor(g generation, s splits, run model.TrainingRun) error {
 	train := slices.Concat(s.train, s.calibration)
-	d, ref := newDesign(train, []string{model.PrefixPolicy, model.PrefixDiagnosis}, func(r *synth.Record) float64 {
+	d, ref := newDesign(train, g.exclude(model.PrefixPolicy, model.PrefixDiagnosis, model.PrefixLimit), g.next, func(r *synth.Record) float64 {
 		return math.Log(r.AllowedAmount / r.Claim.BilledAmount)
 	})
 	intercept, w, err := fitRidge(&d)
@@ -264,7 +322,7 @@ func (o *Output) addRegressor(s splits, run model.TrainingRun) error {
 		Reference: ref,
 		Samples:   model.Samples{Train: len(train), Test: len(s.test)},
 	}
-	reg, err := model.NewRegressor(model.ReimbursementVersion, &art)
+	reg, err := model.NewRegressor(g.reimbursement, &art)
 	if err != nil {
 		return err
 	}
@@ -282,19 +340,29 @@ func (o *Output) addRegressor(s splits, run model.TrainingRun) error {
 	slices.Sort(allowed)
 	n := float64(len(s.test))
 	art.Metrics = model.RegressionMetrics{MAE: round(absErr / n), MAPE: round(pctErr / n), MedianAllowed: round(percentile(allowed, 0.5))}
+	data := "Synthetic claims from package synth, the three populations pooled (all 30 payers). Target: log of " +
+		"allowed_amount / billed_amount, fitted by ridge least squares; the estimate is billed × exp(prediction), " +
+		"at most billed. Split 80/20 into train and held-out test."
+	if g.next {
+		if art.FactorReference, err = factorReference(art.Linear, train); err != nil {
+			return err
+		}
+		nextRegressionMetrics(&art.Metrics, reg, s.test, absErr/n)
+		data += " Second generation: per-unit price against the code's own reference (36415 is a $10 venipuncture, " +
+			"not a $900 surgery), with hinges at each population's median price overall and per payer group, so " +
+			"overcharged claims are estimated on their own slope; top factors against the mean claim of the training split."
+	}
 
-	mf := model.ModelFile{Workflow: claim.Reimbursement, Version: model.ReimbursementVersion, Training: run, Regressor: &art}
-	if err := o.addJSON(modelName(claim.Reimbursement, model.ReimbursementVersion)+".json", mf); err != nil {
+	mf := model.ModelFile{Workflow: claim.Reimbursement, Version: g.reimbursement, Training: run, Regressor: &art}
+	if err := o.addJSON(modelName(claim.Reimbursement, g.reimbursement)+".json", mf); err != nil {
 		return err
 	}
-	return o.addCard(cardName(claim.Reimbursement, model.ReimbursementVersion, ""), model.Card{
+	return o.addCard(cardName(claim.Reimbursement, g.reimbursement, ""), model.Card{
 		Workflow:    claim.Reimbursement,
-		Version:     model.ReimbursementVersion,
+		Version:     g.reimbursement,
 		IntendedUse: model.IntendedUse,
 		Training:    run,
-		Data: "Synthetic claims from package synth, the three populations pooled (all 30 payers). Target: log of " +
-			"allowed_amount / billed_amount, fitted by ridge least squares; the estimate is billed × exp(prediction), " +
-			"at most billed. Split 80/20 into train and held-out test.",
+		Data:        data,
 		Samples:     art.Samples,
 		Regression:  &art.Metrics,
 		Limitations: limitations(claim.Reimbursement),
