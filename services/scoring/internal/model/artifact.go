@@ -189,8 +189,11 @@ type ClassificationMetrics struct {
 	Oracle *Oracle `json:"oracle,omitempty"`
 	// ReliabilityDeciles is the reliability table by decile of the calibrated score (equal counts).
 	ReliabilityDeciles []ReliabilityBin `json:"reliability_deciles,omitempty"`
-	// OverLimit is calibration on the claims with units above the medically-unlikely-edit limit.
-	OverLimit *Subgroup `json:"over_limit,omitempty"`
+	// OverLimit is calibration on the claims with units above the medically-unlikely-edit limit;
+	// OverLimitFreshSeed the same on a larger population drawn with another seed (denial only), where
+	// the observed rate rests on hundreds of claims instead of a few dozen.
+	OverLimit          *Subgroup `json:"over_limit,omitempty"`
+	OverLimitFreshSeed *Subgroup `json:"over_limit_fresh_seed,omitempty"`
 }
 
 // Oracle is the AUC the generator's probabilities reach on the same test claims, and the model's AUC
@@ -207,6 +210,9 @@ type Oracle struct {
 
 // Subgroup is the calibration of a model on part of the test split.
 type Subgroup struct {
+	// Seed and Rows name the fresh population the subgroup was drawn from; zero for the test split.
+	Seed          uint64  `json:"seed,omitempty"`
+	Rows          int     `json:"rows_per_population,omitempty"`
 	Count         int     `json:"count"`
 	MeanPredicted float64 `json:"mean_predicted"`
 	ObservedRate  float64 `json:"observed_rate"`

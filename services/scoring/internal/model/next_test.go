@@ -195,6 +195,10 @@ func TestNextCardsMeetTheTargets(t *testing.T) {
 			if d := m.OverLimit.MeanPredicted - m.OverLimit.MeanTrue; d > 0.05 || d < -0.05 {
 				t.Errorf("%s %s: over-limit claims predicted %v, generator's payload-only mean %v", c.Version, c.Profile, m.OverLimit.MeanPredicted, m.OverLimit.MeanTrue)
 			}
+			if f := m.OverLimitFreshSeed; c.Workflow == claim.Denial && (f == nil || f.Count < 300 ||
+				f.MeanPredicted-f.ObservedRate > 0.05 || f.MeanPredicted-f.ObservedRate < -0.05) {
+				t.Errorf("%s %s: over-limit claims of the fresh population: got %+v, want the mean prediction within 5 points of the observed rate", c.Version, c.Profile, f)
+			}
 			if c.Tiers.Split != "calibration" {
 				t.Errorf("%s %s: got tiers cut on %q, want the calibration split", c.Version, c.Profile, c.Tiers.Split)
 			}

@@ -60,6 +60,11 @@ func renderCard(c model.Card) []byte {
 			b.WriteString("Claims with units above the medically-unlikely-edit limit:\n\n| claims | mean predicted | observed rate | mean payload-only probability |\n|---|---|---|---|\n")
 			fmt.Fprintf(&b, "| %d | %s | %s | %s |\n\n", s.Count, num(s.MeanPredicted), num(s.ObservedRate), num(s.MeanTrue))
 		}
+		if s := m.OverLimitFreshSeed; s != nil {
+			fmt.Fprintf(&b, "The same on a fresh population (seed %d, %d claims), whose observed rate rests on more claims:\n\n", s.Seed, s.Rows)
+			b.WriteString("| claims | mean predicted | observed rate | mean payload-only probability |\n|---|---|---|---|\n")
+			fmt.Fprintf(&b, "| %d | %s | %s | %s |\n\n", s.Count, num(s.MeanPredicted), num(s.ObservedRate), num(s.MeanTrue))
+		}
 		b.WriteString("Reliability by decile of the calibrated score:\n\n| decile | claims | score range | mean predicted | observed rate |\n|---|---|---|---|---|\n")
 		for i, bin := range m.ReliabilityDeciles {
 			fmt.Fprintf(&b, "| %d | %d | %s–%s | %s | %s |\n", i+1, bin.Count, num(bin.Lower), num(bin.Upper), num(bin.MeanPredicted), num(bin.ObservedRate))

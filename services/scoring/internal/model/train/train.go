@@ -131,6 +131,11 @@ func (o *Output) addGeneration(g generation, populations map[model.Profile]split
 		if g.next {
 			spec.oracle = func(r *synth.Record) (float64, float64) { return r.DenialProbability, r.DenialPayloadProbability }
 			spec.data += nextData
+			spec.freshSeed = run.Seed + 1
+			var err error
+			if spec.fresh, err = freshOverLimit(p, spec.freshSeed); err != nil {
+				return err
+			}
 		}
 		if err := o.addClassifier(&denial, spec, populations[p], run); err != nil {
 			return err
@@ -181,6 +186,9 @@ type classifierSpec struct {
 	// probabilities of the label.
 	next   bool
 	oracle func(*synth.Record) (truth, payload float64)
+	// fresh are the over-limit claims of a fresh population drawn with freshSeed (denial only).
+	fresh     []synth.Record
+	freshSeed uint64
 }
 
 // addClassifier fits, calibrates and evaluates one classifier, appends it to mf and adds its card
@@ -244,6 +252,9 @@ func (o *Output) addClassifier(mf *model.ModelFile, spec classifierSpec, s split
 			return err
 		}
 		nextMetrics(&art.Metrics, test, s.test, spec.oracle)
+		if spec.fresh != nil {
+			art.Metrics.OverLimitFreshSeed = freshMetrics(c, spec.freshSeed, spec.fresh)
+		}
 	}
 	mf.Classifiers = append(mf.Classifiers, art)
 
