@@ -258,6 +258,15 @@ func (e *Engine) denial(c *claim.Claim, o Options, explicit model.Profile) (Deci
 		return Decision{}, err
 	}
 	m, _ := e.models.Denial(version, profile)
+	if source == RoutedDetected || source == RoutedDefault {
+		// A model detects with the rule it was published with (the second generation's is
+		// model.DetectProfileNext), so a published version routes as it always did.
+		if p, ok := m.Detect(c); ok {
+			if pm, ok := e.models.Denial(version, p); ok {
+				profile, source, m = p, RoutedDetected, pm
+			}
+		}
+	}
 	var r model.Result
 	m.Score(c, model.Signals{}, &r)
 

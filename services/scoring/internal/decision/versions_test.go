@@ -89,3 +89,29 @@ func TestHigherScoreNeverGetsALowerLevelOrTier(t *testing.T) {
 		}
 	}
 }
+
+// TestRoutingFollowsTheVersion: a second-generation denial model detects with
+// model.DetectProfileNext; a published one keeps model.DetectProfile, so its answers do not move.
+func TestRoutingFollowsTheVersion(t *testing.T) {
+	models := loadModels(t)
+	e := New(models, policysignal.NewIndex(), Config{})
+	// A Medicare-like payer billing an office visit at twice the CMS-like charge: outside the cms_v1
+	// window, which DetectProfile leaves undecided (default) and DetectProfileNext reads as synthetic_v1.
+	c := claim.Claim{ExternalClaimID: "c", PayerID: 1001, ProviderID: 1, CPTCode: "99213", ICD10Code: "I10.0", BilledAmount: 220, Units: 1, NetworkStatus: "in_network"}
+	for _, tc := range []struct {
+		version, profile, source string
+	}{
+		{model.DenialVersion, string(DefaultProfile), RoutedDefault},
+		{model.DenialVersionNext, string(model.SyntheticV1), RoutedDetected},
+	} {
+		d, err := e.Decide(claim.Denial, &c, Options{ModelVersion: tc.version})
+		if err != nil || string(d.Denial.Profile) != tc.profile || d.Denial.RoutingSource != tc.source {
+			t.Errorf("%s: got %s/%s, %v; want %s/%s", tc.version, d.Denial.Profile, d.Denial.RoutingSource, err, tc.profile, tc.source)
+		}
+	}
+	// An explicit profile is never overridden.
+	d, err := e.Decide(claim.Denial, &c, Options{ModelVersion: model.DenialVersionNext, DistributionProfile: string(model.CMSV1)})
+	if err != nil || d.Denial.Profile != model.CMSV1 || d.Denial.RoutingSource != RoutedExplicit {
+		t.Errorf("explicit: got %s/%s, %v", d.Denial.Profile, d.Denial.RoutingSource, err)
+	}
+}

@@ -89,6 +89,9 @@ type ClassifierArtifact struct {
 	Reference   Reference             `json:"reference"`
 	Samples     Samples               `json:"samples"`
 	Metrics     ClassificationMetrics `json:"metrics"`
+	// Routing, when present (second-generation denial models), names the auto-detection rule that
+	// routes claims among the profiles' models (RoutingNext); empty is DetectProfile's.
+	Routing string `json:"routing,omitempty"`
 	// FactorReference, when present (second generation), holds the reference population's mean
 	// contribution per factor group: top factors are then measured against it.
 	FactorReference []GroupMean `json:"factor_reference,omitempty"`
@@ -130,6 +133,11 @@ type Tiers struct {
 	// Split names the split the percentiles were taken on when it is not the held-out test split
 	// (the first generation's): "calibration" for the second generation.
 	Split string `json:"split,omitempty"`
+	// HighShareTest and MediumShareTest (second generation) are the shares of the held-out test split
+	// that fall in the high and medium tiers: out of sample, they differ from 10 % by the sampling
+	// noise and, for an isotonic calibration, by the width of the step a cut-off falls on.
+	HighShareTest   float64 `json:"high_share_test,omitempty"`
+	MediumShareTest float64 `json:"medium_share_test,omitempty"`
 }
 
 // SupportRule maps a payer's training rows to a support level: at least HighMinRows is high, at least
@@ -257,7 +265,9 @@ type RegressionMetrics struct {
 
 // RoutingMetrics measure DetectProfile on one population's held-out claims.
 type RoutingMetrics struct {
-	Rows int `json:"rows"`
+	// Rule is the detection rule measured when it is not DetectProfile (RoutingNext).
+	Rule string `json:"rule,omitempty"`
+	Rows int    `json:"rows"`
 	// Own, Other and NotDecisive are the shares detected as the population's own profile, as another
 	// profile, and not decided (the runtime then falls back to its default profile).
 	Own         float64 `json:"own"`

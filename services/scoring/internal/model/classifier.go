@@ -46,6 +46,8 @@ type Classifier struct {
 	Profile Profile
 	// TierHigh and TierMedium are the calibrated-score cut-offs of the high and medium risk tiers.
 	TierHigh, TierMedium float64
+	// Routing is the auto-detection rule of a denial model: RoutingNext or empty (DetectProfile).
+	Routing string
 
 	lin      linear
 	rel      *relativeFactors
@@ -77,6 +79,7 @@ func NewClassifier(version string, a *ClassifierArtifact) (*Classifier, error) {
 		Profile:            a.Profile,
 		TierHigh:           a.Tiers.High,
 		TierMedium:         a.Tiers.Medium,
+		Routing:            a.Routing,
 		lin:                lin,
 		support:            a.SupportRule,
 		ref:                ref,
@@ -96,6 +99,9 @@ func NewClassifier(version string, a *ClassifierArtifact) (*Classifier, error) {
 		c.isotonic = *iso
 	default:
 		return nil, fmt.Errorf("unknown calibration method %q", a.Calibration.Method)
+	}
+	if a.Routing != "" && a.Routing != RoutingNext {
+		return nil, fmt.Errorf("unknown routing rule %q", a.Routing)
 	}
 	if a.Tiers.Medium > a.Tiers.High {
 		return nil, fmt.Errorf("tier cut-offs: medium %v above high %v", a.Tiers.Medium, a.Tiers.High)
@@ -170,4 +176,13 @@ func sigmoid(z float64) float64 {
 	}
 	e := math.Exp(z)
 	return e / (1 + e)
+}
+
+// Detect is the auto-detection rule the model was published with: DetectProfileNext for RoutingNext,
+// DetectProfile otherwise.
+func (c *Classifier) Detect(cl *claim.Claim) (Profile, bool) {
+	if c.Routing == RoutingNext {
+		return DetectProfileNext(cl)
+	}
+	return DetectProfile(cl)
 }

@@ -165,6 +165,8 @@ func TestNextZeroAllocations(t *testing.T) {
 		"denial Score, drift": func() { d[model.CommercialBeta].Score(&cl, model.Signals{}, &res) },
 		"prior-auth Score":    func() { pa.Score(&commercialMRI, model.Signals{PriorAuthAdded: true}, &res) },
 		"reimbursement":       func() { r.Estimate(&venipuncture, &est) },
+		"DetectProfileNext":   func() { model.DetectProfileNext(&cl) },
+		"Detect":              func() { d[model.CMSV1].Detect(&commercialMRI) },
 	} {
 		if n := testing.AllocsPerRun(200, f); n != 0 {
 			t.Errorf("%s: got %v allocations per run, want 0", name, n)
@@ -202,6 +204,37 @@ func TestNextCardsMeetTheTargets(t *testing.T) {
 			if c.Tiers.Split != "calibration" {
 				t.Errorf("%s %s: got tiers cut on %q, want the calibration split", c.Version, c.Profile, c.Tiers.Split)
 			}
+		}
+	}
+}
+
+func TestDetectProfileNext(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		payer int64
+		code  string
+		price float64 // per unit, one unit
+		want  model.Profile
+		ok    bool
+	}{
+		{"sandbox payer", 9002, "99213", 500, model.SyntheticV1, true},
+		{"Medicare at the CMS-like charge", 1001, "99213", 110, model.CMSV1, true},
+		{"Medicare at 1.7 × (window ends at 1.73 ×)", 1001, "99213", 187, model.CMSV1, true},
+		{"Medicare at 2 ×", 1001, "99213", 220, model.SyntheticV1, true},
+		{"Medicaid at 0.4 ×", 1502, "99213", 44, model.SyntheticV1, true},
+		{"commercial at 2.2 ×", 2001, "73721", 528, model.CommercialBeta, true},
+		{"commercial at the CMS-like charge", 3001, "73721", 240, model.SyntheticV1, true},
+		{"commercial at 5 ×", 2003, "73721", 1200, model.SyntheticV1, true},
+		{"unknown payer, cms band", 4242, "99213", 110, model.CMSV1, true},
+		{"unknown payer, commercial band", 4242, "99213", 250, model.CommercialBeta, true},
+		{"unknown payer, between the bands", 4242, "99213", 165, "", false},
+		{"unknown family", 1001, "00100", 110, "", false},
+		{"cheap code on its own reference", 1001, "36415", 10, model.CMSV1, true},
+	} {
+		c := claim.Claim{PayerID: tc.payer, CPTCode: tc.code, BilledAmount: tc.price, Units: 1}
+		if got, ok := model.DetectProfileNext(&c); got != tc.want || ok != tc.ok {
+			t.Errorf("%s: got %q %v, want %q %v", tc.name, got, ok, tc.want, tc.ok)
 		}
 	}
 }

@@ -79,9 +79,16 @@ func renderCard(c model.Card) []byte {
 		}
 		fmt.Fprintf(&b, "| tier | calibrated score |\n|---|---|\n| high (top 10 %%) | ≥ %s |\n| medium (next 10 %%) | ≥ %s |\n| low | below |\n\n",
 			num(t.High), num(t.Medium))
+		if t.Split != "" {
+			fmt.Fprintf(&b, "On the held-out test split, out of sample: %s high, %s medium.\n\n", num(t.HighShareTest), num(t.MediumShareTest))
+		}
 	}
 	if r := c.Routing; r != nil {
-		fmt.Fprintf(&b, "## Routing\n\n`model.DetectProfile` on the %d held-out claims of this population:\n\n", r.Rows)
+		detector := "`model.DetectProfile`"
+		if r.Rule != "" {
+			detector = "`model.DetectProfileNext` (rule " + r.Rule + ")"
+		}
+		fmt.Fprintf(&b, "## Routing\n\n%s on the %d held-out claims of this population:\n\n", detector, r.Rows)
 		fmt.Fprintf(&b, "| detected | share |\n|---|---|\n| %s (own) | %s |\n| another profile | %s |\n| not decisive (default profile) | %s |\n\n",
 			c.Profile, num(r.Own), num(r.Other), num(r.NotDecisive))
 	}

@@ -194,3 +194,17 @@ func nextRegressionMetrics(m *model.RegressionMetrics, reg *model.Regressor, rec
 		m.OverchargedMAE, m.OverchargedBias = round(overErr/n), round(overRel/n)
 	}
 }
+
+// tierShares records the shares of the test scores p in the high and medium tiers t.
+func tierShares(t *model.Tiers, p []float64) {
+	var high, medium int
+	for _, v := range p {
+		switch {
+		case v >= t.High:
+			high++
+		case v >= t.Medium:
+			medium++
+		}
+	}
+	t.HighShareTest, t.MediumShareTest = round(float64(high)/float64(len(p))), round(float64(medium)/float64(len(p)))
+}

@@ -132,6 +132,7 @@ func (o *Output) addGeneration(g generation, populations map[model.Profile]split
 			spec.oracle = func(r *synth.Record) (float64, float64) { return r.DenialProbability, r.DenialPayloadProbability }
 			spec.data += nextData
 			spec.freshSeed = run.Seed + 1
+			spec.routing = model.RoutingNext
 			var err error
 			if spec.fresh, err = freshOverLimit(p, spec.freshSeed); err != nil {
 				return err
@@ -186,6 +187,8 @@ type classifierSpec struct {
 	// probabilities of the label.
 	next   bool
 	oracle func(*synth.Record) (truth, payload float64)
+	// routing is the denial model's auto-detection rule (ClassifierArtifact.Routing).
+	routing string
 	// fresh are the over-limit claims of a fresh population drawn with freshSeed (denial only).
 	fresh     []synth.Record
 	freshSeed uint64
@@ -205,6 +208,7 @@ func (o *Output) addClassifier(mf *model.ModelFile, spec classifierSpec, s split
 	}
 	art := model.ClassifierArtifact{
 		Profile: spec.profile,
+		Routing: spec.routing,
 		Linear:  linearArtifact(&d, intercept, w),
 		// The identity, until the calibration split has been scored.
 		Calibration: model.Calibration{Method: model.CalibrationPlatt, Platt: &model.Platt{Slope: 1}},
@@ -248,6 +252,7 @@ func (o *Output) addClassifier(mf *model.ModelFile, spec classifierSpec, s split
 	if spec.next {
 		art.Tiers = tiers(cal.prob)
 		art.Tiers.Split = "calibration"
+		tierShares(&art.Tiers, test.prob)
 		if art.FactorReference, err = factorReference(art.Linear, s.train); err != nil {
 			return err
 		}
@@ -280,7 +285,7 @@ func (o *Output) addClassifier(mf *model.ModelFile, spec classifierSpec, s split
 		ReliabilityPNG:     base + model.ReliabilitySuffix,
 	}
 	if spec.workflow == claim.Denial {
-		card.Routing = routing(spec.profile, s.test)
+		card.Routing = routing(c, spec.profile, s.test)
 	}
 	return o.addCard(base, card)
 }
@@ -300,11 +305,12 @@ func scoreClassifier(c *model.Classifier, recs []synth.Record, label func(*synth
 	return s
 }
 
-// routing measures model.DetectProfile on a population's held-out claims.
-func routing(own model.Profile, recs []synth.Record) *model.RoutingMetrics {
+// routing measures the auto-detection rule of c (model.Classifier.Detect) on a population's held-out
+// claims.
+func routing(c *model.Classifier, own model.Profile, recs []synth.Record) *model.RoutingMetrics {
 	var nOwn, nOther, nNone int
 	for i := range recs {
-		switch p, ok := model.DetectProfile(&recs[i].Claim); {
+		switch p, ok := c.Detect(&recs[i].Claim); {
 		case !ok:
 			nNone++
 		case p == own:
@@ -314,7 +320,7 @@ func routing(own model.Profile, recs []synth.Record) *model.RoutingMetrics {
 		}
 	}
 	n := float64(len(recs))
-	return &model.RoutingMetrics{Rows: len(recs), Own: round(float64(nOwn) / n), Other: round(float64(nOther) / n), NotDecisive: round(float64(nNone) / n)}
+	return &model.RoutingMetrics{Rule: c.Routing, Rows: len(recs), Own: round(float64(nOwn) / n), Other: round(float64(nOther) / n), NotDecisive: round(float64(nNone) / n)}
 }
 
 // addRegressor fits and evaluates the reimbursement model. It has no calibration step, so the
