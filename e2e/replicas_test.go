@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -23,9 +22,6 @@ import (
 // verification replicas can be started a third of an interval apart, as replicas of a rolling
 // deployment are, short enough to watch a few polls.
 const registryPollInterval = 6 * time.Second
-
-// knownBugs runs the checks that fail today (README of e2e, "What runs once"), when set.
-var knownBugs = os.Getenv("E2E_REPLICAS_KNOWN_BUGS") != ""
 
 // TestReplicas runs three processes of each service, on one database per service and one NATS
 // namespace, and shows that background work runs once, that each event is applied once and that the
@@ -199,13 +195,7 @@ func testDiscoveryOncePerDueTime(t *testing.T, ingestion *replicaSet, docs *docS
 	execSQL(t, ingestion.dbURL, `UPDATE sources SET next_run_at = now() WHERE id = ANY($1::uuid[])`, ids)
 	check(2)
 	if len(twice) > 0 {
-		msg := fmt.Sprintf("sources ran more than once per due time: %s", strings.Join(twice, "; "))
-		if !knownBugs {
-			t.Skip("known bug: " + msg + ". ingest.Service.RunDue lists due sources without claiming them, and Discover " +
-				"takes the source's advisory lock without checking, under it, that the source is still due, so a replica " +
-				"runs a source another replica finished after the list was read; E2E_REPLICAS_KNOWN_BUGS=1 fails here")
-		}
-		t.Error(msg)
+		t.Errorf("sources ran more than once per due time: %s", strings.Join(twice, "; "))
 	}
 }
 
@@ -287,20 +277,17 @@ func testRegistryPollsOncePerDueTime(t *testing.T, verification *replicaSet, reg
 	for i := 1; i < len(polls); i++ {
 		gap := polls[i].Sub(polls[i-1])
 		gaps = append(gaps, gap.Round(10*time.Millisecond).String())
-		// 250 ms of slack for the clocks: the replica measures from its own poll's record.
-		if gap < registryPollInterval-250*time.Millisecond {
+		// A registry is due a whole interval after its last poll started, less 5 % (the service's
+		// slack for its ticker), and 250 ms more for the clocks: the replica measures from its own
+		// poll's record.
+		if gap < registryPollInterval-registryPollInterval/20-250*time.Millisecond {
 			early++
 		}
 	}
 	t.Logf("gaps between polls: %v", gaps)
 	if early > 0 {
-		msg := fmt.Sprintf("%d of %d polls came before the interval (%s) since the previous poll had passed: gaps %v",
+		t.Errorf("%d of %d polls came before the interval (%s) since the previous poll had passed: gaps %v",
 			early, len(polls)-1, registryPollInterval, gaps)
-		if !knownBugs {
-			t.Skip("known bug: " + msg + "; intelligence.Syncer.poll skips a poll only within half an interval of the last one, " +
-				"so replicas whose ticks are spread over the interval poll up to twice per interval; E2E_REPLICAS_KNOWN_BUGS=1 fails here")
-		}
-		t.Error(msg)
 	}
 }
 
@@ -337,12 +324,7 @@ func testFeedExportOncePerInterval(t *testing.T, verification *replicaSet) {
 		}
 	}
 	if len(extra) > 0 {
-		msg := fmt.Sprintf("one interval's export, want 2 artifacts per dataset (JSON Lines and CSV): %s", strings.Join(extra, ", "))
-		if !knownBugs {
-			t.Skip("known bug: " + msg + "; feeds.Exporter.Run exports on every replica's tick, and WithExportLock only keeps two " +
-				"exports from overlapping, so N replicas export N times per interval; E2E_REPLICAS_KNOWN_BUGS=1 fails here")
-		}
-		t.Error(msg)
+		t.Errorf("one interval's export, want 2 artifacts per dataset (JSON Lines and CSV): %s", strings.Join(extra, ", "))
 	}
 }
 
