@@ -54,16 +54,6 @@ func (d *docServer) hitCount(path string) int {
 	return d.hits[path]
 }
 
-func (d *docServer) totalHits() int {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	n := 0
-	for _, h := range d.hits {
-		n += h
-	}
-	return n
-}
-
 // url is path's URL on host "localhost", which the replicas reach through INGESTION_ALLOW_PRIVATE_CIDRS.
 func (d *docServer) url(path string) string {
 	return strings.Replace(d.Server.URL, "127.0.0.1", "localhost", 1) + path
