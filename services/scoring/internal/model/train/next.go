@@ -75,13 +75,14 @@ func nextMetrics(m *model.ClassificationMetrics, test scored, recs []synth.Recor
 	}
 }
 
-// freshRows is the size of the fresh population the over-limit check of a denial card is repeated
-// on: about 430 over-limit claims per profile, against 20-30 in the test split.
-const freshRows = 200_000
+// freshScale sizes the fresh population the over-limit check of a denial card is repeated on: 4 ×
+// the rows per population, 200,000 with the defaults, about 430 over-limit claims per profile against
+// 20-30 in the test split.
+const freshScale = 4
 
 // freshOverLimit draws a fresh population of p with seed and keeps its over-limit claims.
-func freshOverLimit(p model.Profile, seed uint64) ([]synth.Record, error) {
-	recs, err := synth.Generate(p, freshRows, seed)
+func freshOverLimit(p model.Profile, seed uint64, rows int) ([]synth.Record, error) {
+	recs, err := synth.Generate(p, rows, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -89,8 +90,8 @@ func freshOverLimit(p model.Profile, seed uint64) ([]synth.Record, error) {
 }
 
 // freshMetrics measures c on the over-limit claims of a fresh population.
-func freshMetrics(c *model.Classifier, seed uint64, recs []synth.Record) *model.Subgroup {
-	sg := model.Subgroup{Seed: seed, Rows: freshRows, Count: len(recs)}
+func freshMetrics(c *model.Classifier, seed uint64, rows int, recs []synth.Record) *model.Subgroup {
+	sg := model.Subgroup{Seed: seed, Rows: rows, Count: len(recs)}
 	if len(recs) == 0 {
 		return &sg
 	}

@@ -134,7 +134,8 @@ func (o *Output) addGeneration(g generation, populations map[model.Profile]split
 			spec.freshSeed = run.Seed + 1
 			spec.routing = model.RoutingNext
 			var err error
-			if spec.fresh, err = freshOverLimit(p, spec.freshSeed); err != nil {
+			spec.freshRows = freshScale * run.RowsPerPopulation
+			if spec.fresh, err = freshOverLimit(p, spec.freshSeed, spec.freshRows); err != nil {
 				return err
 			}
 		}
@@ -192,6 +193,7 @@ type classifierSpec struct {
 	// fresh are the over-limit claims of a fresh population drawn with freshSeed (denial only).
 	fresh     []synth.Record
 	freshSeed uint64
+	freshRows int
 }
 
 // addClassifier fits, calibrates and evaluates one classifier, appends it to mf and adds its card
@@ -258,7 +260,7 @@ func (o *Output) addClassifier(mf *model.ModelFile, spec classifierSpec, s split
 		}
 		nextMetrics(&art.Metrics, test, s.test, spec.oracle)
 		if spec.fresh != nil {
-			art.Metrics.OverLimitFreshSeed = freshMetrics(c, spec.freshSeed, spec.fresh)
+			art.Metrics.OverLimitFreshSeed = freshMetrics(c, spec.freshSeed, spec.freshRows, spec.fresh)
 		}
 	}
 	mf.Classifiers = append(mf.Classifiers, art)
