@@ -13,6 +13,9 @@
 //
 //   - EXPLAIN ANALYZE of the store's own statements.
 //
+//   - the coverage summary (GET /v1/coverage-summary) under load against a plain indexed count query,
+//     and one computation of it against one count (coverage.go; -coverage-only runs it alone).
+//
 //   - webhook fan-out (webhooks.go): signed deliveries per second to loopback receivers, and p99 from
 //     committed change to delivery at half that rate (-webhooks-only runs it alone).
 //
@@ -65,6 +68,7 @@ type config struct {
 	pgbenchScale       int
 	cpuProfile         string
 	throughputOnly     bool
+	coverageOnly       bool
 	serviceDBParams    string
 }
 
@@ -87,6 +91,7 @@ func main() {
 	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the service process, over the whole run, to this file")
 	flag.StringVar(&c.serviceDBParams, "service-db-params", "", "query parameters added to the service's database URL, e.g. pool_max_conns=16 (experiments)")
 	flag.BoolVar(&c.throughputOnly, "throughput-only", false, "measure the server state read against pgbench -S only (no latency runs, no EXPLAIN)")
+	flag.BoolVar(&c.coverageOnly, "coverage-only", false, "measure the coverage summary against a plain count only (seed with -history 2 -long 0 for a quick run)")
 	webhooks := webhookFlags()
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -216,20 +221,31 @@ func run(ctx context.Context, c config, out io.Writer) error {
 	}
 	b := &bench{ctx: ctx, c: c, client: client, service: service, headers: headers, keys: keys, out: out}
 
+	if c.coverageOnly {
+		if err := b.coverage(dbURL); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "\nverification-bench: done in %s\n", time.Since(began).Round(time.Second))
+		return nil
+	}
 	// 1. Server state against pgbench -S.
 	if err := b.throughput(pgbench, dbURL); err != nil {
+		return err
+	}
+	// 2. The coverage summary against a plain count.
+	if err := b.coverage(dbURL); err != nil {
 		return err
 	}
 	if c.throughputOnly {
 		fmt.Fprintf(out, "\nverification-bench: done in %s\n", time.Since(began).Round(time.Second))
 		return nil
 	}
-	// 2. Latency of the feed and the histories, first and deep pages.
+	// 3. Latency of the feed and the histories, first and deep pages.
 	feedCursor, historyCursor, err := b.latencies()
 	if err != nil {
 		return err
 	}
-	// 3. The plans behind them.
+	// 4. The plans behind them.
 	if err := explainReads(ctx, dbURL, c.seed, keys[0], feedCursor, historyCursor, out); err != nil {
 		return fmt.Errorf("explain: %w", err)
 	}

@@ -30,7 +30,9 @@ func NewPublic(pool *pgxpool.Pool) *Public { return &Public{pool: pool} }
 
 // coverageCounts counts servers, those whose current listing names a remote URL, and those with a
 // remote that an audit checked within 7 and 30 days ($1 is now). An audit matches a remote by its URL
-// exactly as listed.
+// exactly as listed. Each distinct URL's newest audit is one probe of audits_url_created, so that
+// neither the number of audits of a URL nor the number of servers listing it multiplies the work
+// (joined row by row, 3,333 audits of a URL 10,000 servers list made 33 million rows and 12 s).
 const coverageCounts = `
 WITH remotes AS (
     SELECT DISTINCT s.id, r->>'url' AS url
@@ -39,10 +41,16 @@ WITH remotes AS (
     CROSS JOIN LATERAL json_array_elements(CASE WHEN json_typeof(sn.server_json->'remotes') = 'array'
         THEN sn.server_json->'remotes' ELSE '[]'::json END) r
     WHERE json_typeof(r) = 'object' AND coalesce(r->>'url', '') <> ''
+), last_audit AS (
+    SELECT u.url, l.last
+    FROM (SELECT DISTINCT url FROM remotes) u
+    CROSS JOIN LATERAL (SELECT max(a.created_at) AS last FROM audits a
+                        WHERE a.url = u.url AND a.created_at >= $1::timestamptz - interval '30 days') l
+    WHERE l.last IS NOT NULL
 ), audited AS (
-    SELECT rm.id, max(a.created_at) AS last
+    SELECT rm.id, max(la.last) AS last
     FROM remotes rm
-    JOIN audits a ON a.url = rm.url AND a.created_at >= $1::timestamptz - interval '30 days'
+    JOIN last_audit la ON la.url = rm.url
     GROUP BY rm.id
 )
 SELECT (SELECT count(*) FROM intel_servers),
