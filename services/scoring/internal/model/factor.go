@@ -246,7 +246,8 @@ func (rf *relativeFactors) predict(l *linear, v *Vector, fs *[MaxFactors]Factor,
 		if !rf.used[g] {
 			continue
 		}
-		if d := contrib[g] - rf.mean[g]; d != 0 {
+		// A claim that matches the reference in a group differs from it by rounding only: no factor.
+		if d := contrib[g] - rf.mean[g]; math.Abs(d) > 1e-9 {
 			pushFactor(fs, n, Factor{Name: groupLabel(g, v), Contribution: d})
 		}
 	}

@@ -174,7 +174,10 @@ func Extract(cl *claim.Claim, sig Signals, v *Vector) Traits {
 	if t.Family != FamilyOther && cl.Units > UnitLimit[t.Family] {
 		v[featOverLimit] = 1
 	}
-	t.CodeAmount = codeAmountFeature(cl, t.Family)
+	t.CodeAmount = t.Amount
+	if ref := CodeReferenceAmount(cl.CPTCode, t.Family); ref != FamilyReferenceAmount[t.Family] {
+		t.CodeAmount = codeAmountFeature(cl, t.Family)
+	}
 	v[featCodeAmount] = t.CodeAmount
 	group := hingeGroupOf(t.Bucket)
 	for k, knot := range HingeKnots {
@@ -238,29 +241,26 @@ var UnitLimit = [NumFamilies]float64{
 	FamilyLab: 3, FamilyDME: 30, FamilyDrug: 120,
 }
 
-// codeReferences are per-unit reference amounts of codes whose price is far from their family's
-// (CMS-like median charges). A family reference is a median over expensive and cheap codes alike:
-// 36415, a venipuncture, falls in the surgery range (10004-69990) but costs about $10, not $900.
-var codeReferences = [...]struct {
-	code   string
-	amount float64
-}{
-	{"36415", 10}, // collection of venous blood by venipuncture
-	{"36416", 8},  // collection of capillary blood specimen
-	{"36410", 30}, // venipuncture requiring a physician's skill
-	{"36000", 25}, // introduction of a needle or catheter into a vein
-	{"96372", 30}, // therapeutic injection (medicine section, family other)
-	{"99000", 10}, // specimen handling (E/M range, not an E/M service)
-	{"99001", 15}, // specimen handling from patient to laboratory
-}
-
-// CodeReferenceAmount is the per-unit reference amount of a code: its own when the code book lists one,
-// otherwise its family's (FamilyReferenceAmount). It does not allocate.
+// CodeReferenceAmount is the per-unit reference amount of a code: its own for the codes whose price is
+// far from their family's (CMS-like median charges), otherwise its family's (FamilyReferenceAmount). A
+// family reference is a median over expensive and cheap codes alike: 36415, a venipuncture, falls in
+// the surgery range (10004-69990) but costs about $10, not $900. It does not allocate.
 func CodeReferenceAmount(code string, f Family) float64 {
-	for _, c := range codeReferences {
-		if c.code == code {
-			return c.amount
-		}
+	switch code {
+	case "36415": // collection of venous blood by venipuncture
+		return 10
+	case "36416": // collection of capillary blood specimen
+		return 8
+	case "36410": // venipuncture requiring a physician's skill
+		return 30
+	case "36000": // introduction of a needle or catheter into a vein
+		return 25
+	case "96372": // therapeutic injection (medicine section, family other)
+		return 30
+	case "99000": // specimen handling (outside the E/M range)
+		return 10
+	case "99001": // specimen handling from patient to laboratory
+		return 15
 	}
 	return FamilyReferenceAmount[f]
 }
