@@ -125,8 +125,9 @@ type Isotonic struct {
 	Values     []float64 `json:"values"`
 }
 
-// Tiers are the calibrated-score cut-offs of the risk tiers: the 90th and 80th percentiles over the
-// held-out population, so high is the top 10 % and medium the next 10 % (README, risk_tier).
+// Tiers are the calibrated-score cut-offs of the risk tiers, so high is the top 10 % and medium the next
+// 10 % (README, risk_tier): the 90th and 80th percentiles over the held-out population (first
+// generation), or the scores nearest those shares on the calibration split (Split, second generation).
 type Tiers struct {
 	High   float64 `json:"high"`
 	Medium float64 `json:"medium"`

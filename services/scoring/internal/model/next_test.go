@@ -201,6 +201,9 @@ func TestNextCardsMeetTheTargets(t *testing.T) {
 				f.MeanPredicted-f.ObservedRate > 0.05 || f.MeanPredicted-f.ObservedRate < -0.05) {
 				t.Errorf("%s %s: over-limit claims of the fresh population: got %+v, want the mean prediction within 5 points of the observed rate", c.Version, c.Profile, f)
 			}
+			if h, m := c.Tiers.HighShareTest, c.Tiers.MediumShareTest; h < 0.09 || h > 0.11 || m < 0.09 || m > 0.11 {
+				t.Errorf("%s %s: got test shares high %v medium %v, want each within a point of 10 %%", c.Version, c.Profile, h, m)
+			}
 			if c.Tiers.Split != "calibration" {
 				t.Errorf("%s %s: got tiers cut on %q, want the calibration split", c.Version, c.Profile, c.Tiers.Split)
 			}

@@ -73,7 +73,7 @@ func renderCard(c model.Card) []byte {
 	}
 	if t := c.Tiers; t != nil {
 		if t.Split != "" {
-			fmt.Fprintf(&b, "## Risk tiers\n\nCut-offs on the calibrated score: the 90th and 80th percentiles of the %s split (not the held-out test split the metrics are measured on).\n\n", t.Split)
+			fmt.Fprintf(&b, "## Risk tiers\n\nCut-offs on the calibrated score: the scores whose shares at or above them come nearest 10 %% and 20 %% of the %s split (not the held-out test split the metrics are measured on).\n\n", t.Split)
 		} else {
 			b.WriteString("## Risk tiers\n\nCut-offs on the calibrated score: the 90th and 80th percentiles of the held-out population.\n\n")
 		}

@@ -209,3 +209,30 @@ func tierShares(t *model.Tiers, p []float64) {
 	}
 	t.HighShareTest, t.MediumShareTest = round(float64(high)/float64(len(p))), round(float64(medium)/float64(len(p)))
 }
+
+// nearestTiers cuts the tiers on the calibration scores p at the distinct score values whose shares
+// at or above them come nearest 10 % (high) and 20 % (high and medium together). For continuous
+// scores this is the 90th and 80th percentile; for an isotonic step function, whose claims share a
+// score per step, the percentile would take in the whole step it falls on, however wide, and the
+// nearest share is the better cut.
+func nearestTiers(p []float64) model.Tiers {
+	sorted := slices.Clone(p)
+	slices.Sort(sorted)
+	cut := func(share float64) float64 {
+		n := float64(len(sorted))
+		best, bestGap := sorted[len(sorted)-1], math.Inf(1)
+		for lo := 0; lo < len(sorted); {
+			hi := lo + 1
+			for hi < len(sorted) && sorted[hi] == sorted[lo] {
+				hi++
+			}
+			// The claims at or above sorted[lo] are sorted[lo:].
+			if gap := math.Abs(float64(len(sorted)-lo)/n - share); gap < bestGap {
+				best, bestGap = sorted[lo], gap
+			}
+			lo = hi
+		}
+		return best
+	}
+	return model.Tiers{High: round(cut(0.10)), Medium: round(cut(0.20))}
+}

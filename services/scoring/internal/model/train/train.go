@@ -252,7 +252,8 @@ func (o *Output) addClassifier(mf *model.ModelFile, spec classifierSpec, s split
 	}
 	art.Tiers = tiers(test.prob)
 	if spec.next {
-		art.Tiers = tiers(cal.prob)
+		// The calibration split scored again, now calibrated: tiers cut what Tier is given.
+		art.Tiers = nearestTiers(scoreClassifier(c, s.calibration, spec.label).prob)
 		art.Tiers.Split = "calibration"
 		tierShares(&art.Tiers, test.prob)
 		if art.FactorReference, err = factorReference(art.Linear, s.train); err != nil {
