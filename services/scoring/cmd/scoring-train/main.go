@@ -32,6 +32,7 @@ func run(args []string, stdout io.Writer) error {
 	out := fs.String("out", "services/scoring/internal/model/artifacts", "artifacts directory")
 	seed := fs.Uint64("seed", train.DefaultSeed, "seed of the synthetic populations")
 	rows := fs.Int("rows", train.DefaultRows, "claims per population (split 60/20/20)")
+	data := fs.String("data", "", "also write each population's claims, labels, splits and true probabilities as synth-<profile>.csv to this directory")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -54,6 +55,12 @@ func run(args []string, stdout io.Writer) error {
 		total += len(f.Data)
 	}
 	fmt.Fprintf(stdout, "wrote %d files (%d bytes) to %s in %s\n", len(res.Files), total, *out, time.Since(start).Round(time.Millisecond))
+	if *data != "" {
+		if err := writeData(*data, train.Config{Seed: *seed, RowsPerPopulation: *rows}); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote the synthetic populations to %s\n", *data)
+	}
 	for _, c := range res.Cards {
 		name := string(c.Workflow) + " " + c.Version
 		if c.Profile != "" {
@@ -99,4 +106,25 @@ func isArtifact(name string) bool {
 		}
 	}
 	return false
+}
+
+// writeData writes each population as synth-<profile>.csv into dir (train.WriteData).
+func writeData(dir string, cfg train.Config) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, p := range model.Profiles {
+		f, err := os.Create(filepath.Join(dir, "synth-"+string(p)+".csv"))
+		if err != nil {
+			return err
+		}
+		err = train.WriteData(f, p, cfg)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -54,3 +54,23 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		t.Error("run -bogus: got no error")
 	}
 }
+
+func TestRunWritesTheData(t *testing.T) {
+	t.Parallel()
+	out, data := t.TempDir(), t.TempDir()
+	var stdout strings.Builder
+	if err := run([]string{"-out", out, "-rows", "2000", "-seed", "3", "-data", data}, &stdout); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	for _, p := range []string{"synthetic_v1", "cms_v1", "commercial_beta"} {
+		b, err := os.ReadFile(filepath.Join(data, "synth-"+p+".csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		if len(lines) != 2001 || !strings.HasPrefix(lines[0], "split,external_claim_id,") || !strings.Contains(lines[0], "p_denied_true") ||
+			!strings.HasPrefix(lines[1], "train,"+p+"-") || !strings.HasPrefix(lines[2000], "test,") {
+			t.Errorf("%s: got %d lines, header %q, first %q", p, len(lines), lines[0], lines[1])
+		}
+	}
+}
