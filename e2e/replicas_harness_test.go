@@ -169,45 +169,52 @@ func newReplicaSet(t *testing.T, binDir, service, dbURL string, env map[string]s
 
 // start starts one more replica on ports of its own and returns at once; wait for it with ready.
 func (r *replicaSet) start() *proc {
+	p := &proc{name: fmt.Sprintf("%s-%d", r.service, len(r.procs)+1)}
+	r.launch(p)
+	r.procs = append(r.procs, p)
+	return p
+}
+
+// launch starts p's process on two free ports. A port found free may be taken by another test's
+// listener before the process binds it; ready then launches the replica again on other ports.
+func (r *replicaSet) launch(p *proc) {
 	t := r.t
 	t.Helper()
 	httpAddr, grpcAddr := freePort(t), freePort(t)
-	p := &proc{
-		name: fmt.Sprintf("%s-%d", r.service, len(r.procs)+1),
-		url:  "http://" + httpAddr,
-		logs: &logBuffer{},
-		done: make(chan struct{}),
-	}
+	p.url, p.logs, p.done, p.err = "http://"+httpAddr, &logBuffer{}, make(chan struct{}), nil
+	p.exited.Store(false)
 	cmd := exec.Command(r.bin)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TMPDIR=" + os.TempDir()}
 	for k, v := range r.env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	cmd.Env = append(cmd.Env, r.prefix+"HTTP_ADDR="+httpAddr, r.prefix+"GRPC_ADDR="+grpcAddr)
-	cmd.Stdout, cmd.Stderr = p.logs, p.logs
+	logs, done := p.logs, p.done
+	cmd.Stdout, cmd.Stderr = logs, logs
 	cmd.SysProcAttr = replicaProcAttr()
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", p.name, err)
 	}
 	p.cmd = cmd
+	var exited atomic.Bool
 	go func() {
-		p.err = cmd.Wait()
+		err := cmd.Wait()
+		p.err = err
+		exited.Store(true)
 		p.exited.Store(true)
-		close(p.done)
+		close(done)
 	}()
 	// Registered after the test's own cleanups, so it runs before them (LIFO): no process outlives the
 	// test, its databases or its fixture servers.
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("---- log of %s ----\n%s", p.name, tail(p.logs.String(), 64<<10))
+			t.Logf("---- log of %s ----\n%s", p.name, tail(logs.String(), 64<<10))
 		}
-		if !p.exited.Load() {
+		if !exited.Load() {
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-p.done
+			<-done
 		}
 	})
-	r.procs = append(r.procs, p)
-	return p
 }
 
 // tail is the last n bytes of s, cut at a line start.
@@ -227,6 +234,7 @@ func (r *replicaSet) ready(p *proc) {
 	t := r.t
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
+	relaunches := 0
 	for {
 		resp, err := http.Get(p.url + "/readyz")
 		if err == nil {
@@ -237,6 +245,12 @@ func (r *replicaSet) ready(p *proc) {
 		}
 		select {
 		case <-p.done:
+			if strings.Contains(p.logs.String(), "address already in use") && relaunches < 3 {
+				relaunches++
+				t.Logf("%s: a port was taken before it bound it; starting it again on other ports", p.name)
+				r.launch(p)
+				continue
+			}
 			t.Fatalf("%s exited before it was ready: %v", p.name, p.err)
 		case <-time.After(100 * time.Millisecond):
 		}
