@@ -37,9 +37,10 @@ func (b *Bucket) Close() error { return b.bucket.Close() }
 // directory driver guards only within one process, so callers that need an arbiter across replicas
 // keep one in their database.
 func (b *Bucket) PutOnce(ctx context.Context, key string, r io.Reader, contentType string) error {
-	if ok, err := b.bucket.Exists(ctx, key); err != nil {
-		return fmt.Errorf("blob %s: %w", key, err)
-	} else if ok {
+	// Exists only saves the write of an object already there. Its error is not final: the file
+	// driver reads the attributes sidecar, which a concurrent writer of the same object may be
+	// writing (an EOF), and the write below, which refuses an object that exists, decides anyway.
+	if ok, err := b.bucket.Exists(ctx, key); err == nil && ok {
 		return nil
 	}
 	w, err := b.bucket.NewWriter(ctx, key, &blob.WriterOptions{ContentType: contentType, IfNotExist: true})
