@@ -158,11 +158,7 @@ func registerAudits(cfg Config, p *platform.Platform) error {
 	if s.generatedKey {
 		p.Log.Warn("VERIFICATION_AUDIT_SIGNING_KEY is not set: audit tokens are signed with a key made at start, which dies with this process")
 	}
-	engine, err := audit.New(audit.Config{
-		Targets:  safehttp.TargetPolicy{AllowedPorts: s.ports, AllowPrivate: s.allowPrivate},
-		Limits:   probe.Limits{MaxRequests: s.MaxRequests, MaxResponseBytes: s.MaxResponseBytes, RequestTimeout: s.RequestTimeout},
-		Deadline: s.Timeout,
-	})
+	engine, err := s.engine()
 	if err != nil {
 		return err
 	}
@@ -178,6 +174,22 @@ func registerAudits(cfg Config, p *platform.Platform) error {
 	svc := audits.New(engine, store.NewAudits(p.Pool), cfg.audit.issuer, s.MaxInFlight, nil)
 	return p.Server.Register(&verificationv1.AuditService_ServiceDesc, api.NewAudits(svc),
 		serve.Gateway(verificationv1.RegisterAuditServiceHandlerClient, verificationv1.NewAuditServiceClient))
+}
+
+// targets is the policy every audit target passes (ports, private networks), at creation of a
+// watch, target or scan and at connect time.
+func (s *AuditSettings) targets() safehttp.TargetPolicy {
+	return safehttp.TargetPolicy{AllowedPorts: s.ports, AllowPrivate: s.allowPrivate}
+}
+
+// engine is an audit engine under these settings: the routes, watch runs, reliability scans and the
+// remote sweep each audit through one.
+func (s *AuditSettings) engine() (*audit.Engine, error) {
+	return audit.New(audit.Config{
+		Targets:  s.targets(),
+		Limits:   probe.Limits{MaxRequests: s.MaxRequests, MaxResponseBytes: s.MaxResponseBytes, RequestTimeout: s.RequestTimeout},
+		Deadline: s.Timeout,
+	})
 }
 
 // auditRoutes gives the audit routes a write timeout above VERIFICATION_AUDIT_TIMEOUT, which may be set

@@ -52,7 +52,7 @@ func watchKeys(p *platform.Platform) api.WatchKeyLookup {
 // registerWatchAPI adds the watch API's routes: keys, watches, policies and runs.
 func registerWatchAPI(ctx context.Context, cfg Config, p *platform.Platform) error {
 	s := cfg.Watch
-	targets := safehttp.TargetPolicy{AllowedPorts: cfg.Audits.ports, AllowPrivate: cfg.Audits.allowPrivate}
+	targets := cfg.Audits.targets()
 	// The runs' parts (store, auditor, alerts) and the scheduler: app/watch_runs.go.
 	runs, err := newWatchRunParts(ctx, cfg, p)
 	if err != nil {

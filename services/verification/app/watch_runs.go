@@ -11,9 +11,7 @@ import (
 
 	"github.com/trustlayer/trustlayer/pkg/config"
 	"github.com/trustlayer/trustlayer/pkg/platform"
-	"github.com/trustlayer/trustlayer/pkg/safehttp"
 	"github.com/trustlayer/trustlayer/services/verification/internal/audit"
-	"github.com/trustlayer/trustlayer/services/verification/internal/audit/probe"
 	"github.com/trustlayer/trustlayer/services/verification/internal/audits"
 	"github.com/trustlayer/trustlayer/services/verification/internal/events"
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"
@@ -83,11 +81,7 @@ func newWatchRunParts(ctx context.Context, cfg Config, p *platform.Platform) (Wa
 		return WatchRunParts{}, fmt.Errorf("watch run pool: %w", err)
 	}
 	p.OnClose(pool.Close)
-	engine, err := audit.New(audit.Config{
-		Targets:  safehttp.TargetPolicy{AllowedPorts: a.ports, AllowPrivate: a.allowPrivate},
-		Limits:   probe.Limits{MaxRequests: a.MaxRequests, MaxResponseBytes: a.MaxResponseBytes, RequestTimeout: a.RequestTimeout},
-		Deadline: a.Timeout,
-	})
+	engine, err := a.engine()
 	if err != nil {
 		return WatchRunParts{}, err
 	}
