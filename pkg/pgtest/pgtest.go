@@ -44,45 +44,72 @@ func NewDatabase(t testing.TB) string {
 	admin := AdminURL()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	conn := connectAdmin(ctx, t, admin)
+	defer conn.Close(context.Background())
+
+	name := uniqueName(t, 40)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatalf("pgtest: create database %s: %v", name, err)
+	}
+	dropAtEnd(t, admin, "database "+name, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+	return databaseURL(t, admin, name).String()
+}
+
+// connectAdmin connects to the server tests create their databases on, or fails the test.
+func connectAdmin(ctx context.Context, t testing.TB, admin string) *pgx.Conn {
+	t.Helper()
 	conn, err := pgx.Connect(ctx, admin)
 	if err != nil {
 		t.Fatalf("pgtest: connect to %s (is PostgreSQL running? `make deps` starts it): %v", redact(admin), err)
 	}
-	defer conn.Close(context.Background())
+	return conn
+}
 
+// uniqueName is a name for what a test creates on the server: t_, the test's name (at most
+// maxPrefix characters of it, reduced to [a-z0-9_]) and a random suffix.
+func uniqueName(t testing.TB, maxPrefix int) string {
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
 	prefix := unsafe.ReplaceAllString(strings.ToLower(t.Name()), "_")
-	if len(prefix) > 40 {
-		prefix = prefix[:40]
+	if len(prefix) > maxPrefix {
+		prefix = prefix[:maxPrefix]
 	}
-	name := fmt.Sprintf("t_%s_%s", prefix, hex.EncodeToString(suffix))
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		t.Fatalf("pgtest: create database %s: %v", name, err)
-	}
+	return fmt.Sprintf("t_%s_%s", prefix, hex.EncodeToString(suffix))
+}
+
+// dropAtEnd runs the drop statements as the administrator when the test ends, unless it failed and
+// PGTEST_KEEP is set (what names what is kept, for the log).
+func dropAtEnd(t testing.TB, admin, what string, drops ...string) {
 	t.Cleanup(func() {
 		if t.Failed() && os.Getenv("PGTEST_KEEP") != "" {
-			t.Logf("pgtest: kept database %s", name)
+			t.Logf("pgtest: kept %s", what)
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		c, err := pgx.Connect(ctx, admin)
 		if err != nil {
-			t.Logf("pgtest: drop %s: %v", name, err)
+			t.Logf("pgtest: drop %s: %v", what, err)
 			return
 		}
 		defer c.Close(ctx)
-		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
-			t.Logf("pgtest: drop %s: %v", name, err)
+		for _, s := range drops {
+			if _, err := c.Exec(ctx, s); err != nil {
+				t.Logf("pgtest: %s: %v", s, err)
+			}
 		}
 	})
+}
+
+// databaseURL is admin's URL with database name in place of its own.
+func databaseURL(t testing.TB, admin, name string) *url.URL {
+	t.Helper()
 	u, err := url.Parse(admin)
 	if err != nil {
 		t.Fatalf("pgtest: %s is not a URL: %v", AdminURLVar, err)
 	}
 	u.Path = "/" + name
-	return u.String()
+	return u
 }
 
 func redact(raw string) string {

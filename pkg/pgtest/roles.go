@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -37,19 +35,10 @@ func NewRoles(t testing.TB) Roles {
 	admin := AdminURL()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		t.Fatalf("pgtest: connect to %s (is PostgreSQL running? `make deps` starts it): %v", redact(admin), err)
-	}
+	conn := connectAdmin(ctx, t, admin)
 	defer conn.Close(context.Background())
 
-	suffix := make([]byte, 4)
-	_, _ = rand.Read(suffix)
-	prefix := unsafe.ReplaceAllString(strings.ToLower(t.Name()), "_")
-	if len(prefix) > 30 {
-		prefix = prefix[:30]
-	}
-	base := fmt.Sprintf("t_%s_%s", prefix, hex.EncodeToString(suffix))
+	base := uniqueName(t, 30)
 	r := Roles{Owner: base + "_owner", App: base + "_app"}
 	passwords := map[string]string{}
 	for _, role := range []string{r.Owner, r.App} {
@@ -62,38 +51,15 @@ func NewRoles(t testing.TB) Roles {
 			t.Fatalf("pgtest: create role %s: %v", role, err)
 		}
 	}
-	t.Cleanup(func() {
-		if t.Failed() && os.Getenv("PGTEST_KEEP") != "" {
-			t.Logf("pgtest: kept database %s and roles %s, %s", base, r.Owner, r.App)
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		c, err := pgx.Connect(ctx, admin)
-		if err != nil {
-			t.Logf("pgtest: drop %s: %v", base, err)
-			return
-		}
-		defer c.Close(ctx)
-		// The database first: the default privileges the roles hold live in it.
-		for _, s := range []string{
-			"DROP DATABASE IF EXISTS " + pgx.Identifier{base}.Sanitize() + " WITH (FORCE)",
-			"DROP ROLE IF EXISTS " + pgx.Identifier{r.App}.Sanitize(),
-			"DROP ROLE IF EXISTS " + pgx.Identifier{r.Owner}.Sanitize(),
-		} {
-			if _, err := c.Exec(ctx, s); err != nil {
-				t.Logf("pgtest: %s: %v", s, err)
-			}
-		}
-	})
+	// The database first: the default privileges the roles hold live in it.
+	dropAtEnd(t, admin, fmt.Sprintf("database %s and roles %s, %s", base, r.Owner, r.App),
+		"DROP DATABASE IF EXISTS "+pgx.Identifier{base}.Sanitize()+" WITH (FORCE)",
+		"DROP ROLE IF EXISTS "+pgx.Identifier{r.App}.Sanitize(),
+		"DROP ROLE IF EXISTS "+pgx.Identifier{r.Owner}.Sanitize())
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{base}.Sanitize()+" OWNER "+pgx.Identifier{r.Owner}.Sanitize()); err != nil {
 		t.Fatalf("pgtest: create database %s: %v", base, err)
 	}
-	u, err := url.Parse(admin)
-	if err != nil {
-		t.Fatalf("pgtest: %s is not a URL: %v", AdminURLVar, err)
-	}
-	u.Path = "/" + base
+	u := databaseURL(t, admin, base)
 	r.AdminURL = u.String()
 	u.User = url.UserPassword(r.Owner, passwords[r.Owner])
 	r.OwnerURL = u.String()
