@@ -175,7 +175,7 @@ func (a codeHostAdapter) Repositories(ctx context.Context, id int64) ([]workspac
 // schedules, deployment policies, the code-host callback and the workspace's deletion.
 func registerReliability(ctx context.Context, cfg Config, p *platform.Platform) error {
 	s := cfg.Reliability
-	targets := safehttp.TargetPolicy{AllowedPorts: cfg.Audits.ports, AllowPrivate: cfg.Audits.allowPrivate}
+	targets := cfg.Audits.targets()
 	deps := workspace.Deps{
 		Store: store.NewReliabilityWorkspace(p.Pool),
 		// A target passes the audit engine's own checks (registerAudits), resolved when it is saved;

@@ -16,8 +16,6 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/serve"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/api"
-	"github.com/trustlayer/trustlayer/services/verification/internal/audit"
-	"github.com/trustlayer/trustlayer/services/verification/internal/audit/probe"
 	"github.com/trustlayer/trustlayer/services/verification/internal/audits"
 	"github.com/trustlayer/trustlayer/services/verification/internal/reliability/runs"
 	"github.com/trustlayer/trustlayer/services/verification/internal/reliability/schedule"
@@ -71,12 +69,8 @@ const reliabilityRunLeaseMargin = 30 * time.Second
 // "reliability:<organization id>", redacted and behind the SSRF guard).
 func newReliabilityRuns(cfg Config, p *platform.Platform, pool *pgxpool.Pool) (*runs.Service, error) {
 	a := cfg.Audits
-	targets := safehttp.TargetPolicy{AllowedPorts: a.ports, AllowPrivate: a.allowPrivate}
-	engine, err := audit.New(audit.Config{
-		Targets:  targets,
-		Limits:   probe.Limits{MaxRequests: a.MaxRequests, MaxResponseBytes: a.MaxResponseBytes, RequestTimeout: a.RequestTimeout},
-		Deadline: a.Timeout,
-	})
+	targets := a.targets()
+	engine, err := a.engine()
 	if err != nil {
 		return nil, err
 	}
