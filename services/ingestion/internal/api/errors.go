@@ -10,25 +10,17 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/trustlayer/trustlayer/pkg/apierror"
-	"github.com/trustlayer/trustlayer/pkg/pg"
 	"github.com/trustlayer/trustlayer/services/ingestion/internal/ingest"
 	"github.com/trustlayer/trustlayer/services/ingestion/internal/store"
 )
 
-// ErrUnavailable answers a call that failed because the database cannot be reached: 503 with
-// Retry-After and {"detail": "...", "error": "service_unavailable"}. It is also the platform's answer
-// for such errors that reach it unmapped (platform.Spec.Unavailable).
-var ErrUnavailable = apierror.Unavailable()
-
 // toAPI maps a use-case error to what the client sees. Unknown errors pass through; the platform turns
-// them into a logged 500 without their cause.
+// them into a logged 500 without their cause, or into its 503 when the database cannot be reached.
 func toAPI(err error) error {
 	var v *ingest.ValidationError
 	switch {
 	case err == nil:
 		return nil
-	case pg.Unavailable(err):
-		return ErrUnavailable
 	case errors.As(err, &v):
 		out := make([]apierror.Violation, 0, len(v.Problems))
 		for _, p := range v.Problems {
