@@ -135,6 +135,22 @@ func pathID(raw string, t target) (uuid.UUID, error) {
 	return id, nil
 }
 
+// queryLimit checks a limit query parameter (1..maxLimit, def when absent), with FastAPI's messages
+// for its bounds.
+func queryLimit(limit *int32, def, maxLimit int) (int, error) {
+	switch {
+	case limit == nil:
+		return def, nil
+	case *limit < 1:
+		return 0, apierror.Validation(apierror.Violation{Loc: []any{"query", "limit"},
+			Msg: "Input should be greater than or equal to 1", Type: "greater_than_equal"})
+	case *limit > int32(maxLimit):
+		return 0, apierror.Validation(apierror.Violation{Loc: []any{"query", "limit"},
+			Msg: "Input should be less than or equal to " + strconv.Itoa(maxLimit), Type: "less_than_equal"})
+	}
+	return int(*limit), nil
+}
+
 // bodyLoc turns a dotted field path ("endpoint_ids.2") into a FastAPI location (["body",
 // "endpoint_ids", 2]); "" is the body itself.
 func bodyLoc(field string) []any {

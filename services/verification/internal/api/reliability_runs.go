@@ -92,21 +92,6 @@ func runsError(err error, t target) error {
 	return toAPI(err, t)
 }
 
-// runsLimit checks a limit query parameter (1..max, default def).
-func runsLimit(limit *int32, def, maxLimit int) (int, error) {
-	switch {
-	case limit == nil:
-		return def, nil
-	case *limit < 1:
-		return 0, apierror.Validation(apierror.Violation{Loc: []any{"query", "limit"},
-			Msg: "Input should be greater than or equal to 1", Type: "greater_than_equal"})
-	case *limit > int32(maxLimit):
-		return 0, apierror.Validation(apierror.Violation{Loc: []any{"query", "limit"},
-			Msg: "Input should be less than or equal to " + strconv.Itoa(maxLimit), Type: "less_than_equal"})
-	}
-	return int(*limit), nil
-}
-
 // CreateScan queues a run of a target (202), or answers the target's run in flight (202).
 func (s *ReliabilityRuns) CreateScan(ctx context.Context, req *verificationv1.CreateScanRequest) (*verificationv1.CreateScanResponse, error) {
 	c, err := runsCaller(ctx)
@@ -143,7 +128,7 @@ func (s *ReliabilityRuns) ListRuns(ctx context.Context, req *verificationv1.List
 	if err != nil {
 		return nil, err
 	}
-	limit, err := runsLimit(req.Limit, runs.DefaultListLimit, runs.MaxListLimit)
+	limit, err := queryLimit(req.Limit, runs.DefaultListLimit, runs.MaxListLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -335,7 +320,7 @@ func (s *ReliabilityRuns) EnqueueDueScans(ctx context.Context, req *verification
 	if err != nil {
 		return nil, err
 	}
-	limit, err := runsLimit(req.Limit, runs.DefaultEnqueueLimit, runs.MaxEnqueueLimit)
+	limit, err := queryLimit(req.Limit, runs.DefaultEnqueueLimit, runs.MaxEnqueueLimit)
 	if err != nil {
 		return nil, err
 	}

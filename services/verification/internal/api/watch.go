@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -104,7 +103,7 @@ func (s *Watch) ListTargetWatches(ctx context.Context, req *verificationv1.ListT
 	if err != nil {
 		return nil, err
 	}
-	limit, err := watchPageLimit(req.Limit)
+	limit, err := queryLimit(req.Limit, watch.DefaultPageLimit, watch.MaxPageLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +183,7 @@ func (s *Watch) ListTargetWatchRuns(ctx context.Context, req *verificationv1.Lis
 	if err != nil {
 		return nil, err
 	}
-	limit, err := watchPageLimit(req.Limit)
+	limit, err := queryLimit(req.Limit, watch.DefaultPageLimit, watch.MaxPageLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +224,7 @@ func (s *Watch) ListWatchPolicies(ctx context.Context, req *verificationv1.ListW
 	if err != nil {
 		return nil, err
 	}
-	limit, err := watchPageLimit(req.Limit)
+	limit, err := queryLimit(req.Limit, watch.DefaultPageLimit, watch.MaxPageLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -287,22 +286,6 @@ func watchCallerAndID(ctx context.Context, raw string, t target) (watch.Caller, 
 	}
 	id, err := pathID(raw, t)
 	return c, id, err
-}
-
-// watchPageLimit checks the limit query parameter of a watch API list (1..100, default 20), with
-// FastAPI's messages for its bounds.
-func watchPageLimit(limit *int32) (int, error) {
-	switch {
-	case limit == nil:
-		return watch.DefaultPageLimit, nil
-	case *limit < 1:
-		return 0, apierror.Validation(apierror.Violation{Loc: []any{"query", "limit"},
-			Msg: "Input should be greater than or equal to 1", Type: "greater_than_equal"})
-	case *limit > watch.MaxPageLimit:
-		return 0, apierror.Validation(apierror.Violation{Loc: []any{"query", "limit"},
-			Msg: "Input should be less than or equal to " + strconv.Itoa(watch.MaxPageLimit), Type: "less_than_equal"})
-	}
-	return int(*limit), nil
 }
 
 // watchStatusFilter checks the status query parameter of the watch list: "", active or paused.
