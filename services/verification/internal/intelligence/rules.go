@@ -120,13 +120,16 @@ var Rules = []Rule{
 	{MetadataChanged, RiskLow, "another top-level member changed (icons, $schema, _meta, ...)"},
 }
 
-var riskOf = func() map[ChangeType]Risk {
-	m := make(map[ChangeType]Risk, len(Rules))
-	for _, r := range Rules {
+var riskOf = riskTable(Rules)
+
+// riskTable maps each change type of a rule table to its risk.
+func riskTable(rules []Rule) map[ChangeType]Risk {
+	m := make(map[ChangeType]Risk, len(rules))
+	for _, r := range rules {
 		m[r.Type] = r.Risk
 	}
 	return m
-}()
+}
 
 // RiskOf returns the risk of a change type ("" for an unknown one).
 func RiskOf(t ChangeType) Risk { return riskOf[t] }

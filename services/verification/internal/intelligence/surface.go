@@ -87,13 +87,7 @@ var SurfaceRules = []Rule{
 	{SurfaceResourceChanged, RiskLow, "a resource's name, title, MIME type or description changed"},
 }
 
-var surfaceRisk = func() map[ChangeType]Risk {
-	m := make(map[ChangeType]Risk, len(SurfaceRules))
-	for _, r := range SurfaceRules {
-		m[r.Type] = r.Risk
-	}
-	return m
-}()
+var surfaceRisk = riskTable(SurfaceRules)
 
 // IsSurfaceChange reports whether t is a tool-surface change type.
 func IsSurfaceChange(t ChangeType) bool { _, ok := surfaceRisk[t]; return ok }
