@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -103,7 +104,7 @@ func (s *Public) InsertAnalyticsEvent(ctx context.Context, e analytics.Event, at
 }
 
 // PruneAnalytics deletes events received before cutoff, then every event older than the newest keep
-// (ids grow with time), and the rate counters of windows that ended a day before cutoff's day.
+// (ids grow with time).
 func (s *Public) PruneAnalytics(ctx context.Context, cutoff time.Time, keep int) (int64, error) {
 	old, err := s.pool.Exec(ctx, `DELETE FROM public_analytics_events WHERE received_at < $1`, cutoff)
 	if err != nil {
@@ -135,30 +136,18 @@ RETURNING hits`
 // come in the same order on every call (the client's, then the overall one), so two calls never
 // wait on each other's locks in a cycle.
 func (s *Public) Hit(ctx context.Context, subjects []throttle.Subject, windowStart time.Time) (bool, error) {
-	allowed := true
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		for _, sub := range subjects {
 			var hits int
-			err := tx.QueryRow(ctx, hitCounter, sub.Key, windowStart, max(sub.Limit, 1)).Scan(&hits)
-			if err == pgx.ErrNoRows {
-				allowed = false
-				return errRollback
-			}
-			if err != nil {
+			// No row: the counter is at its limit, and the error rolls the other hits back.
+			if err := tx.QueryRow(ctx, hitCounter, sub.Key, windowStart, max(sub.Limit, 1)).Scan(&hits); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-	if err == errRollback {
+	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
-	return allowed && err == nil, err
+	return err == nil, err
 }
-
-// errRollback ends a transaction without committing it.
-var errRollback = rollback{}
-
-type rollback struct{}
-
-func (rollback) Error() string { return "rollback" }
