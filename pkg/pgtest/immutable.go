@@ -14,32 +14,26 @@ import (
 // an update through). Sorted by name.
 func ImmutableTables(t testing.TB, dbURL string) []string {
 	t.Helper()
-	return tableNames(t, dbURL, `
-		SELECT DISTINCT c.relname FROM pg_trigger tg JOIN pg_class c ON c.oid = tg.tgrelid
-		 WHERE c.relnamespace = 'public'::regnamespace AND NOT tg.tgisinternal
-		   AND tg.tgtype & 1 = 1 AND tg.tgtype & 2 = 2 AND tg.tgtype & 8 = 8 AND tg.tgtype & 16 = 16
-		 ORDER BY 1`)
+	return triggered(t, dbURL, "tg.tgtype & 1 = 1 AND tg.tgtype & 2 = 2 AND tg.tgtype & 8 = 8 AND tg.tgtype & 16 = 16")
 }
 
 // TruncateGuarded lists the tables of schema public with a BEFORE TRUNCATE statement trigger.
 func TruncateGuarded(t testing.TB, dbURL string) []string {
 	t.Helper()
-	return tableNames(t, dbURL, `
-		SELECT DISTINCT c.relname FROM pg_trigger tg JOIN pg_class c ON c.oid = tg.tgrelid
-		 WHERE c.relnamespace = 'public'::regnamespace AND NOT tg.tgisinternal
-		   AND tg.tgtype & 1 = 0 AND tg.tgtype & 2 = 2 AND tg.tgtype & 32 = 32
-		 ORDER BY 1`)
+	return triggered(t, dbURL, "tg.tgtype & 1 = 0 AND tg.tgtype & 2 = 2 AND tg.tgtype & 32 = 32")
 }
 
-func tableNames(t testing.TB, dbURL, query string) []string {
+// triggered lists, sorted, the tables of schema public with a trigger of their own whose type
+// (pg_trigger.tgtype, a bit mask) passes typeTest.
+func triggered(t testing.TB, dbURL, typeTest string) []string {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		t.Fatalf("pgtest: %v", err)
-	}
+	conn := connect(t, dbURL)
 	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, query)
+	rows, err := conn.Query(ctx, `
+		SELECT DISTINCT c.relname FROM pg_trigger tg JOIN pg_class c ON c.oid = tg.tgrelid
+		 WHERE c.relnamespace = 'public'::regnamespace AND NOT tg.tgisinternal AND `+typeTest+`
+		 ORDER BY 1`)
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
@@ -50,6 +44,16 @@ func tableNames(t testing.TB, dbURL, query string) []string {
 	return names
 }
 
+// connect connects to dbURL or fails the test; the caller closes the connection.
+func connect(t testing.TB, dbURL string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dbURL)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	return conn
+}
+
 // SeedRow inserts one row into table, connected as adminURL's superuser, so that a test can show
 // that an UPDATE or a DELETE of it is refused. Every NOT NULL column without a default gets a value
 // of its type; foreign keys and triggers are skipped (session_replication_role = replica) and the
@@ -57,10 +61,7 @@ func tableNames(t testing.TB, dbURL, query string) []string {
 func SeedRow(t testing.TB, adminURL, table string) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, adminURL)
-	if err != nil {
-		t.Fatalf("pgtest: %v", err)
-	}
+	conn := connect(t, adminURL)
 	defer conn.Close(ctx)
 	rows, err := conn.Query(ctx, `
 		SELECT a.attname, format_type(a.atttypid, a.atttypmod), ty.typcategory,
@@ -161,10 +162,7 @@ func RefusedButDelete(t testing.TB, appURL, table string) {
 func refused(t testing.TB, appURL, table string, deleteToo bool) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, appURL)
-	if err != nil {
-		t.Fatalf("pgtest: %v", err)
-	}
+	conn := connect(t, appURL)
 	defer conn.Close(ctx)
 	var first string
 	if err := conn.QueryRow(ctx, `SELECT attname FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0
