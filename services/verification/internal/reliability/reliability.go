@@ -192,3 +192,11 @@ var Plans = map[string]Plan{
 	"team":       {Name: "team", Targets: 50, ScansPerMonth: 5000},
 	"enterprise": {Name: "enterprise"},
 }
+
+// PlanOf returns the limits of a plan by name; an unknown name reads as free.
+func PlanOf(name string) Plan {
+	if p, ok := Plans[name]; ok {
+		return p
+	}
+	return Plans["free"]
+}

@@ -159,14 +159,6 @@ func Month(t time.Time) (from, to time.Time) {
 	return from, from.AddDate(0, 1, 0)
 }
 
-// PlanOf returns the limits of a plan by name; an unknown name reads as free.
-func PlanOf(name string) reliability.Plan {
-	if p, ok := reliability.Plans[name]; ok {
-		return p
-	}
-	return reliability.Plans[PlanFree]
-}
-
 // Status reports the workspace's plan, limits and usage this month.
 func (s *Service) Status(ctx context.Context, org uuid.UUID) (Status, error) {
 	w, err := s.store.Workspace(ctx, org)
@@ -179,7 +171,7 @@ func (s *Service) Status(ctx context.Context, org uuid.UUID) (Status, error) {
 		return Status{}, err
 	}
 	return Status{
-		Workspace: w, Limits: PlanOf(w.Plan),
+		Workspace: w, Limits: reliability.PlanOf(w.Plan),
 		Usage:             Usage{PeriodStart: from, PeriodEnd: to, Targets: targets, Scans: scans},
 		CheckoutAvailable: s.proc != nil && !paid(w),
 	}, nil

@@ -70,13 +70,7 @@ type ScanRequest struct {
 }
 
 // quota is a plan's scans per month.
-func quota(plan string) int {
-	p, ok := reliability.Plans[plan]
-	if !ok {
-		p = reliability.Plans["free"]
-	}
-	return p.ScansPerMonth
-}
+func quota(plan string) int { return reliability.PlanOf(plan).ScansPerMonth }
 
 func (s *Service) monthStart() time.Time {
 	now := s.d.Now().UTC()

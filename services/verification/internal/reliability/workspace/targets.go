@@ -104,13 +104,7 @@ func (s *Service) checkTargetURL(ctx context.Context, raw string) (string, []fau
 }
 
 // planTargets is a plan's cap of a workspace's targets (0: none); an unknown plan reads as free.
-func planTargets(plan string) int {
-	p, ok := reliability.Plans[plan]
-	if !ok {
-		p = reliability.Plans["free"]
-	}
-	return p.Targets
-}
+func planTargets(plan string) int { return reliability.PlanOf(plan).Targets }
 
 // ListTargets lists a repository's targets.
 func (s *Service) ListTargets(ctx context.Context, org, repositoryID uuid.UUID) ([]Target, error) {
