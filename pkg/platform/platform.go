@@ -367,10 +367,7 @@ func (m *migrationConfig) Validate(prefix string) error {
 	if m.URL == "" {
 		return nil
 	}
-	if err := config.CheckURL(prefix+"MIGRATE_DATABASE_URL", m.URL, "postgres", "postgresql"); err != nil {
-		return err
-	}
-	return nil
+	return config.CheckURL(prefix+"MIGRATE_DATABASE_URL", m.URL, "postgres", "postgresql")
 }
 
 // ConfigVars lists every environment variable a service with this prefix reads: the shared ones and
