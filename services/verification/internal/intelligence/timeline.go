@@ -83,11 +83,13 @@ type PointDiff struct {
 
 // HighestRisk is the highest risk among both kinds of changes.
 func (d PointDiff) HighestRisk() Risk {
-	all := slices.Clone(d.Changes)
+	top := HighestRisk(d.Changes)
 	for _, s := range d.Surface {
-		all = append(all, s.FieldChange)
+		if s.Risk.rank() > top.rank() {
+			top = s.Risk
+		}
 	}
-	return HighestRisk(all)
+	return top
 }
 
 type point struct {
