@@ -14,7 +14,6 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/apierror"
 	"github.com/trustlayer/trustlayer/pkg/gateway"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
-	"github.com/trustlayer/trustlayer/services/verification/internal/identity"
 	"github.com/trustlayer/trustlayer/services/verification/internal/reliability"
 	"github.com/trustlayer/trustlayer/services/verification/internal/reliability/gate"
 	"github.com/trustlayer/trustlayer/services/verification/internal/reliability/runs"
@@ -45,11 +44,8 @@ var (
 // runsCaller returns the caller's workspace, and the API key's prefix as the default actor (as
 // the workspace routes name who changed a policy).
 func runsCaller(ctx context.Context) (runs.Caller, error) {
-	c, ok := identity.From(ctx)
-	if !ok {
-		return runs.Caller{}, errMissingBearer
-	}
-	return runs.Caller{OrganizationID: c.OrganizationID, Actor: "api_key:" + c.KeyPrefix}, nil
+	org, actor, err := wsCallerKey(ctx)
+	return runs.Caller{OrganizationID: org, Actor: actor}, err
 }
 
 func runsCallerAndID(ctx context.Context, raw string, t target) (runs.Caller, uuid.UUID, error) {
