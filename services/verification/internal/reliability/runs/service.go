@@ -262,6 +262,18 @@ func (s *Service) actorReason(c Caller, req BaselineRequest) (string, string, []
 	return actor, reason, problems
 }
 
+// repositoryTarget reads a target of the caller's repository: another repository's reads as not found.
+func (s *Service) repositoryTarget(ctx context.Context, c Caller, repositoryID, targetID uuid.UUID) (Target, error) {
+	t, err := s.d.Store.Target(ctx, c.OrganizationID, targetID)
+	if err != nil {
+		return Target{}, err
+	}
+	if t.RepositoryID != repositoryID {
+		return Target{}, fault.ErrNotFound
+	}
+	return t, nil
+}
+
 // PromoteTarget makes a run of the target (req.RunID, or its newest succeeded or approved run)
 // its baseline.
 func (s *Service) PromoteTarget(ctx context.Context, c Caller, repositoryID, targetID uuid.UUID, req BaselineRequest) (Baseline, error) {
@@ -270,12 +282,9 @@ func (s *Service) PromoteTarget(ctx context.Context, c Caller, repositoryID, tar
 	if len(problems) > 0 {
 		return Baseline{}, &fault.ValidationError{Problems: problems}
 	}
-	t, err := s.d.Store.Target(ctx, c.OrganizationID, targetID)
+	_, err := s.repositoryTarget(ctx, c, repositoryID, targetID)
 	if err != nil {
 		return Baseline{}, err
-	}
-	if t.RepositoryID != repositoryID {
-		return Baseline{}, fault.ErrNotFound
 	}
 	var r Run
 	if runID == nil {
@@ -329,12 +338,9 @@ func (s *Service) Rollback(ctx context.Context, c Caller, repositoryID, targetID
 	if len(problems) > 0 {
 		return Baseline{}, &fault.ValidationError{Problems: problems}
 	}
-	t, err := s.d.Store.Target(ctx, c.OrganizationID, targetID)
+	t, err := s.repositoryTarget(ctx, c, repositoryID, targetID)
 	if err != nil {
 		return Baseline{}, err
-	}
-	if t.RepositoryID != repositoryID {
-		return Baseline{}, fault.ErrNotFound
 	}
 	return s.d.Store.Rollback(ctx, t, actor, reason, s.d.Now().UTC().Truncate(time.Microsecond))
 }
