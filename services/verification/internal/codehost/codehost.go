@@ -53,7 +53,7 @@ type Config struct {
 	AppID string
 	// PrivateKey signs the app's JWTs.
 	PrivateKey *rsa.PrivateKey
-	// HTTPClient makes the requests; nil is a client with DefaultTimeout.
+	// HTTPClient makes the requests; nil is HTTPClient(DefaultTimeout).
 	HTTPClient *http.Client
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -75,7 +75,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, errors.New("code host: app id and private key are required")
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: DefaultTimeout}
+		cfg.HTTPClient = HTTPClient(DefaultTimeout)
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -135,20 +135,38 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		return fmt.Errorf("%w: %s %s: %s", ErrUnavailable, method, path, kind)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	switch {
-	case err != nil:
-		return fmt.Errorf("%w: %s %s: the answer was cut short", ErrUnavailable, method, path)
-	case len(body) > maxBody:
-		return fmt.Errorf("%w: %s %s: answer over %d bytes", ErrUnavailable, method, path, maxBody)
 	case resp.StatusCode == http.StatusNotFound:
 		return ErrNotFound
 	case resp.StatusCode != want:
 		return fmt.Errorf("%w: %s %s: status %d", ErrUnavailable, method, path, resp.StatusCode)
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: %s %s: decoding: %v", ErrUnavailable, method, path, err)
+	if err := DecodeJSON(resp.Body, maxBody, v); err != nil {
+		return fmt.Errorf("%w: %s %s: %v", ErrUnavailable, method, path, err)
+	}
+	return nil
+}
+
+// HTTPClient is a client of the code host: its requests time out after timeout, and it follows no
+// redirect (the code host answers its calls directly; a redirect is a misconfiguration).
+func HTTPClient(timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}
+}
+
+// DecodeJSON decodes a JSON answer of at most limit bytes from r into v; a longer answer, or one cut
+// short, is an error.
+func DecodeJSON(r io.Reader, limit int, v any) error {
+	body, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	switch {
+	case err != nil:
+		return errors.New("the answer was cut short")
+	case len(body) > limit:
+		return fmt.Errorf("answer over %d bytes", limit)
+	}
+	if err := json.NewDecoder(bytes.NewReader(body)).Decode(v); err != nil {
+		return fmt.Errorf("decoding: %v", err)
 	}
 	return nil
 }

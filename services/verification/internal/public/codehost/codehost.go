@@ -7,14 +7,14 @@ package codehost
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	apphost "github.com/trustlayer/trustlayer/services/verification/internal/codehost"
 )
 
 // Config names the code host and this service's OAuth application.
@@ -35,11 +35,9 @@ type Client struct {
 	http *http.Client
 }
 
-// New returns a client; its requests time out after 10 seconds.
+// New returns a client; its requests time out after 10 seconds and follow no redirect.
 func New(cfg Config) *Client {
-	return &Client{cfg: cfg, http: &http.Client{Timeout: 10 * time.Second,
-		// The code host answers these calls directly; a redirect would be a misconfiguration.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	return &Client{cfg: cfg, http: apphost.HTTPClient(10 * time.Second)}
 }
 
 // AuthorizeURL is where the browser signs in; the code host sends it back to CallbackURL with state.
@@ -96,5 +94,5 @@ func (c *Client) do(req *http.Request, v any) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("code host answered %d", resp.StatusCode)
 	}
-	return json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(v)
+	return apphost.DecodeJSON(resp.Body, 64<<10, v)
 }
