@@ -5,11 +5,9 @@ import (
 	"errors"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"strings"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/trustlayer/trustlayer/pkg/apierror"
@@ -133,10 +131,7 @@ func (p *Public) allow(ctx context.Context, rule throttle.Rule, code string) err
 		return err
 	}
 	if wait > 0 {
-		secs := retrySeconds(wait)
-		// The platform's gateway turns the retry-after metadata into the Retry-After header.
-		_ = grpc.SetHeader(ctx, metadata.Pairs("retry-after", strconv.Itoa(secs)))
-		return RateLimited(code, secs)
+		return RateLimited(code, retrySeconds(wait))
 	}
 	return nil
 }
@@ -144,11 +139,14 @@ func (p *Public) allow(ctx context.Context, rule throttle.Rule, code string) err
 // retrySeconds is wait in whole seconds, rounded up.
 func retrySeconds(wait time.Duration) int { return int((wait + time.Second - 1) / time.Second) }
 
-// RateLimited is the 429 of a public route: {"detail":{"error":code,"message":...,"retry_after_seconds":n}}
-// (with the Retry-After header, which the caller sets).
+// RateLimited is the 429 of a public route: {"detail":{"error":code,"message":...,"retry_after_seconds":n}},
+// whose Retry-After header (apierror.Error.RetryAfter, which the platform sets on the answer and a
+// plain handler writes with Header) announces the same n.
 func RateLimited(code string, secs int) *apierror.Error {
-	return apierror.Coded(http.StatusTooManyRequests, code, "Too many requests from this address; retry after the delay in Retry-After",
+	e := apierror.Coded(http.StatusTooManyRequests, code, "Too many requests from this address; retry after the delay in Retry-After",
 		map[string]any{"retry_after_seconds": secs})
+	e.RetryAfter = time.Duration(secs) * time.Second
+	return e
 }
 
 // PublicError maps the public routes' errors (for the claim pages too): the one place they become
