@@ -113,8 +113,8 @@ const insertRun = `INSERT INTO reliability_runs (id, organization_id, repository
 VALUES ($1, $2, $3, $4, 'queued', $5, $6, nullif($7, ''), nullif($8, ''), $9, $10, $10)
 ON CONFLICT DO NOTHING`
 
-// quotaLeft reports whether org may queue another run this month: nil, or a *runs.QuotaError.
-func quotaLeft(ctx context.Context, tx pgx.Tx, org uuid.UUID, monthStart time.Time, quota func(string) int, extra int) (int, string, error) {
+// quotaLeft returns how many more runs org may queue this month (-1: no limit) and its plan.
+func quotaLeft(ctx context.Context, tx pgx.Tx, org uuid.UUID, monthStart time.Time, quota func(string) int) (int, string, error) {
 	var plan string
 	if err := tx.QueryRow(ctx, workspacePlan, org).Scan(&plan); err != nil {
 		return 0, "", err
@@ -127,7 +127,7 @@ func quotaLeft(ctx context.Context, tx pgx.Tx, org uuid.UUID, monthStart time.Ti
 	if err := tx.QueryRow(ctx, runsSince, org, monthStart).Scan(&n); err != nil {
 		return 0, "", err
 	}
-	return max(limit-n-extra, 0), plan, nil
+	return max(limit-n, 0), plan, nil
 }
 
 // InsertScan queues r, unless a run of its target is in flight (returned with false).
@@ -146,7 +146,7 @@ func (s *ReliabilityRuns) InsertScan(ctx context.Context, r runs.Run, monthStart
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
-		left, plan, err := quotaLeft(ctx, tx, r.OrganizationID, monthStart, quota, 0)
+		left, plan, err := quotaLeft(ctx, tx, r.OrganizationID, monthStart, quota)
 		if err != nil {
 			return err
 		}
@@ -440,9 +440,11 @@ func (s *ReliabilityRuns) Approve(ctx context.Context, org, id uuid.UUID, a runs
 }
 
 // claimDueSchedules takes org's due enabled schedules, earliest first (index
-// reliability_schedules_due), skipping those another caller's transaction holds.
+// reliability_schedules_due), skipping those another caller's transaction holds, each with whether
+// its target has a run in flight (one schedule per target, so the loop's inserts never change it).
 const claimDueSchedules = `SELECT s.target_id, t.repository_id, s.organization_id, coalesce(s.interval_seconds, 0), coalesce(s.cron, ''),
-    s.timezone, s.next_due_at
+    s.timezone, s.next_due_at,
+    EXISTS (SELECT 1 FROM reliability_runs WHERE target_id = s.target_id AND state IN ('queued', 'running'))
 FROM reliability_schedules s JOIN reliability_targets t ON t.id = s.target_id
 WHERE s.enabled AND s.next_due_at <= $2 AND s.organization_id = $1
 ORDER BY s.next_due_at LIMIT $3
@@ -463,27 +465,28 @@ func (s *ReliabilityRuns) EnqueueDue(ctx context.Context, org uuid.UUID, now tim
 		if err != nil {
 			return err
 		}
-		due, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (runs.Schedule, error) {
-			var sc runs.Schedule
-			err := r.Scan(&sc.TargetID, &sc.RepositoryID, &sc.OrganizationID, &sc.IntervalSeconds, &sc.Cron, &sc.Timezone, &sc.NextDueAt)
-			return sc, err
+		type dueSchedule struct {
+			runs.Schedule
+			inFlight bool
+		}
+		due, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (dueSchedule, error) {
+			var d dueSchedule
+			sc := &d.Schedule
+			err := r.Scan(&sc.TargetID, &sc.RepositoryID, &sc.OrganizationID, &sc.IntervalSeconds, &sc.Cron, &sc.Timezone, &sc.NextDueAt, &d.inFlight)
+			return d, err
 		})
 		if err != nil || len(due) == 0 {
 			return err
 		}
-		left, _, err := quotaLeft(ctx, tx, org, monthStart, quota, 0)
+		left, _, err := quotaLeft(ctx, tx, org, monthStart, quota)
 		if err != nil {
 			return err
 		}
-		for _, sc := range due {
+		for _, d := range due {
+			sc := d.Schedule
 			out.Due++
-			var inFlight bool
-			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM reliability_runs WHERE target_id = $1 AND state IN ('queued', 'running'))`,
-				sc.TargetID).Scan(&inFlight); err != nil {
-				return err
-			}
 			switch {
-			case inFlight:
+			case d.inFlight:
 				out.Skipped++
 			case left == 0:
 				out.OverLimit++
