@@ -6,8 +6,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-
-	"golang.org/x/mod/semver"
 )
 
 // Diff compares two snapshots of a server field by field and classifies each difference by the rule
@@ -55,7 +53,7 @@ func (d *differ) version(old, new string) {
 	if old == new {
 		return
 	}
-	if a, b := "v"+old, "v"+new; semver.IsValid(a) && semver.IsValid(b) && semver.Compare(b, a) < 0 {
+	if c, ok := compareSemver(old, new); ok && c > 0 {
 		d.add(VersionDowngrade, "version", old, new, "version went back from "+old+" to "+new)
 		return
 	}

@@ -54,15 +54,22 @@ type ServerUpdate struct {
 // by semantic version when both are valid ones, else by publication time; 0 when neither tells
 // (equal versions, or no times).
 func CompareVersions(a string, aPublished time.Time, b string, bPublished time.Time) int {
-	if sa, sb := "v"+a, "v"+b; semver.IsValid(sa) && semver.IsValid(sb) {
-		if c := semver.Compare(sa, sb); c != 0 || a == b {
-			return c
-		}
+	if c, ok := compareSemver(a, b); ok && (c != 0 || a == b) {
+		return c
 	}
 	if a == b || aPublished.IsZero() || bPublished.IsZero() {
 		return 0
 	}
 	return aPublished.Compare(bPublished)
+}
+
+// compareSemver compares two versions as semantic versions; ok is false unless both are valid ones.
+func compareSemver(a, b string) (c int, ok bool) {
+	sa, sb := "v"+a, "v"+b
+	if !semver.IsValid(sa) || !semver.IsValid(sb) {
+		return 0, false
+	}
+	return semver.Compare(sa, sb), true
 }
 
 // inVersionOrder returns the page's observations grouped by server and, within a server, oldest
