@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 
 	"github.com/trustlayer/trustlayer/pkg/apierror"
@@ -23,9 +22,6 @@ var claimTemplates embed.FS
 
 // claimPages are the templates of the claim pages; html/template escapes every value by its context.
 var claimPages = template.Must(template.ParseFS(claimTemplates, "claim_templates/*.html"))
-
-// claimLabel bounds the source and intent query parameters of the claim pages.
-var claimLabel = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
 // ClaimCallbacks completes a code-host sign-in (claim.Service.Callback).
 type ClaimCallbacks interface {
@@ -64,14 +60,14 @@ func (c *ClaimPages) Claim(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	d := pageData{Title: "Claim a server listing", Source: "direct", Raw: clip(q.Get("server"), 200)}
 	if s := q.Get("source"); s != "" {
-		if claimLabel.MatchString(s) {
+		if claim.ValidLabel(s) {
 			d.Source = s
 		} else {
 			d.Notice = "The source “" + clip(s, 80) + "” was ignored: it is not a short label."
 		}
 	}
 	if i := q.Get("intent"); i != "" {
-		if claimLabel.MatchString(i) {
+		if claim.ValidLabel(i) {
 			d.Intent = i
 		} else {
 			d.Notice = "The intent “" + clip(i, 80) + "” was ignored: it is not a short label."
@@ -106,7 +102,7 @@ func (c *ClaimPages) Start(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		violations = append(violations, apierror.Violation{Loc: []any{"path", "namespace"}, Msg: "Not a claimable server name", Type: "value_error"})
 	}
-	if !claimLabel.MatchString(source) {
+	if !claim.ValidLabel(source) {
 		violations = append(violations, apierror.Violation{Loc: []any{"query", "source"}, Msg: "1 to 64 characters of A-Z, a-z, 0-9, _, . and -", Type: "value_error"})
 	}
 	if next != "claim" {

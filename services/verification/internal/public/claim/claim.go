@@ -40,8 +40,12 @@ var (
 	ErrCodeHostFailed = errors.New("the code host did not confirm the sign-in")
 )
 
-// sourcePattern bounds source and intent labels.
-var sourcePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+// sourceLabel bounds source and intent labels.
+var sourceLabel = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// ValidLabel reports whether s is a valid source or intent label: 1 to 64 characters of A-Z, a-z,
+// 0-9, _, . and -.
+func ValidLabel(s string) bool { return sourceLabel.MatchString(s) }
 
 // Intent is a stored claim.
 type Intent struct {
@@ -164,10 +168,10 @@ func (s *Service) RecordIntent(ctx context.Context, n NewIntent) (Issued, error)
 	if n.Source == "" {
 		n.Source = "direct"
 	}
-	if !sourcePattern.MatchString(n.Source) {
+	if !ValidLabel(n.Source) {
 		problems = append(problems, fault.Problem{Field: "source", Type: "value_error", Message: "1 to 64 characters of A-Z, a-z, 0-9, _, . and -"})
 	}
-	if n.Intent != "" && !sourcePattern.MatchString(n.Intent) {
+	if n.Intent != "" && !ValidLabel(n.Intent) {
 		problems = append(problems, fault.Problem{Field: "intent", Type: "value_error", Message: "At most 64 characters of A-Z, a-z, 0-9, _, . and -"})
 	}
 	if len(problems) > 0 {
