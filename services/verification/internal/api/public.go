@@ -57,7 +57,7 @@ func NewPublic(cov *coverage.Service, events *analytics.Service, claims *claim.S
 func (p *Public) GetCoverageSummary(ctx context.Context, _ *verificationv1.GetCoverageSummaryRequest) (*verificationv1.GetCoverageSummaryResponse, error) {
 	s, err := p.coverage.Summary(ctx)
 	if err != nil {
-		return nil, publicError(err)
+		return nil, PublicError(err)
 	}
 	out := &verificationv1.GetCoverageSummaryResponse{
 		ServersTracked: s.ServersTracked, ServersWithRemotes: s.ServersWithRemotes,
@@ -84,7 +84,7 @@ func (p *Public) RecordAnalyticsEvent(ctx context.Context, req *verificationv1.R
 		e.Properties = req.GetProperties().AsMap()
 	}
 	if err := p.analytics.Record(ctx, e); err != nil {
-		return nil, publicError(err)
+		return nil, PublicError(err)
 	}
 	return &verificationv1.RecordAnalyticsEventResponse{Status: "accepted"}, nil
 }
@@ -96,7 +96,7 @@ func (p *Public) RecordClaimIntent(ctx context.Context, req *verificationv1.Reco
 	}
 	is, err := p.claims.RecordIntent(ctx, claim.NewIntent{Server: req.GetServer(), Source: req.GetSource(), Intent: req.GetIntent()})
 	if err != nil {
-		return nil, publicError(err)
+		return nil, PublicError(err)
 	}
 	out := &verificationv1.RecordClaimIntentResponse{
 		ClaimId: is.Intent.ID.String(), ClaimSecret: is.Secret, Server: is.Intent.Server(), Namespace: is.Intent.Namespace, Name: is.Intent.Name,
@@ -116,7 +116,7 @@ func (p *Public) StartClaim(ctx context.Context, req *verificationv1.StartClaimR
 	}
 	r, err := p.claims.Start(ctx, req.GetClaimId(), req.GetClaimSecret(), req.GetMethod())
 	if err != nil {
-		return nil, publicError(err)
+		return nil, PublicError(err)
 	}
 	return &verificationv1.StartClaimResponse{
 		ClaimId: r.Intent.ID.String(), Server: r.Intent.Server(), Status: r.Status, Method: r.Method, Reason: r.Reason,
@@ -149,14 +149,13 @@ func RateLimited(code string, secs int) *apierror.Error {
 	return e
 }
 
+// claimTarget is what the claim routes address: an unknown claim, or a wrong secret, is its 404.
+var claimTarget = target{code: "claim_not_found", message: "No claim with this id and secret"}
+
 // PublicError maps the public routes' errors (for the claim pages too): the one place they become
 // what a client sees. Unknown errors pass through (a logged 500 without their cause).
-func PublicError(err error) error { return publicError(err) }
-
-func publicError(err error) error {
+func PublicError(err error) error {
 	switch {
-	case errors.Is(err, fault.ErrNotFound):
-		return apierror.Coded(http.StatusNotFound, "claim_not_found", "No claim with this id and secret", nil)
 	case errors.Is(err, fault.ErrServerNotFound):
 		return apierror.Coded(http.StatusNotFound, "server_not_found", "No registry lists a server of this name", nil)
 	case errors.Is(err, claim.ErrCodeHostDisabled):
@@ -167,7 +166,7 @@ func publicError(err error) error {
 	case errors.Is(err, claim.ErrCodeHostFailed):
 		return apierror.Coded(http.StatusBadGateway, "code_host_failed", "The code host did not confirm the sign-in: start again", nil)
 	}
-	return toAPI(err, target{})
+	return toAPI(err, claimTarget)
 }
 
 // ClientAddress is the address the public routes count a request against: through the gateway, the
