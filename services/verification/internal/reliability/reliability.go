@@ -6,6 +6,7 @@ package reliability
 import (
 	"fmt"
 	"slices"
+	"time"
 )
 
 // State is a run's state.
@@ -199,4 +200,11 @@ func PlanOf(name string) Plan {
 		return p
 	}
 	return Plans["free"]
+}
+
+// Month returns the calendar month (UTC) that holds t: the period scans are counted in.
+func Month(t time.Time) (from, to time.Time) {
+	t = t.UTC()
+	from = time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+	return from, from.AddDate(0, 1, 0)
 }

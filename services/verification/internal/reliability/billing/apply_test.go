@@ -10,6 +10,7 @@ import (
 	"github.com/stripe/stripe-go/v85/webhook"
 
 	"github.com/trustlayer/trustlayer/pkg/stripebilling"
+	"github.com/trustlayer/trustlayer/services/verification/internal/reliability"
 	"github.com/trustlayer/trustlayer/services/verification/internal/reliability/billing"
 )
 
@@ -56,7 +57,7 @@ func TestApply(t *testing.T) {
 
 func TestMonth(t *testing.T) {
 	t.Parallel()
-	from, to := billing.Month(time.Date(2026, 12, 31, 23, 59, 0, 0, time.FixedZone("x", -5*3600)))
+	from, to := reliability.Month(time.Date(2026, 12, 31, 23, 59, 0, 0, time.FixedZone("x", -5*3600)))
 	if from != time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC) || to != time.Date(2027, 2, 1, 0, 0, 0, 0, time.UTC) {
 		t.Fatalf("got %s..%s, want January 2027 UTC", from, to)
 	}

@@ -152,20 +152,13 @@ func New(store Store, proc Processor, log *slog.Logger) *Service {
 	return &Service{store: store, proc: proc, log: log, now: time.Now}
 }
 
-// Month returns the calendar month (UTC) that holds t: the period scans are counted in.
-func Month(t time.Time) (from, to time.Time) {
-	t = t.UTC()
-	from = time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
-	return from, from.AddDate(0, 1, 0)
-}
-
 // Status reports the workspace's plan, limits and usage this month.
 func (s *Service) Status(ctx context.Context, org uuid.UUID) (Status, error) {
 	w, err := s.store.Workspace(ctx, org)
 	if err != nil {
 		return Status{}, err
 	}
-	from, to := Month(s.now())
+	from, to := reliability.Month(s.now())
 	targets, scans, err := s.store.Usage(ctx, org, from, to)
 	if err != nil {
 		return Status{}, err

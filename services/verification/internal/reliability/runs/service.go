@@ -73,8 +73,8 @@ type ScanRequest struct {
 func quota(plan string) int { return reliability.PlanOf(plan).ScansPerMonth }
 
 func (s *Service) monthStart() time.Time {
-	now := s.d.Now().UTC()
-	return time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	from, _ := reliability.Month(s.d.Now())
+	return from
 }
 
 func text(field, v string, max int, required bool, problems *[]fault.Problem) string {
