@@ -55,9 +55,10 @@ func (s Summary) ToolNames() []string {
 
 // Diff lists what changed from base to head: the tool surface first (when both runs could list
 // their tools), then the checks, the verdict and the readiness score. Every change carries its
-// risk (see riskOf and the documented table).
+// risk (see riskOf and the documented table). No change is an empty list, never nil, so that a
+// stored or answered diff reads [].
 func Diff(base, head Summary) []reliability.Change {
-	var out []reliability.Change
+	out := []reliability.Change{}
 	if base.Listed && head.Listed {
 		out = append(out, surfaceChanges(base.Tools, head.Tools)...)
 	}

@@ -223,11 +223,8 @@ func (s *Service) Diff(ctx context.Context, c Caller, req DiffRequest) (DiffResu
 	if b.Summary == nil {
 		return DiffResult{}, ErrRunNotFinished
 	}
-	changes := gate.Diff(*b.Summary, *h.Summary)
-	if changes == nil {
-		changes = []reliability.Change{}
-	}
-	return DiffResult{RepositoryID: h.RepositoryID, TargetID: h.TargetID, BaseRunID: &b.ID, HeadRunID: h.ID, Changes: changes}, nil
+	return DiffResult{RepositoryID: h.RepositoryID, TargetID: h.TargetID, BaseRunID: &b.ID, HeadRunID: h.ID,
+		Changes: gate.Diff(*b.Summary, *h.Summary)}, nil
 }
 
 // Evaluate is Diff with the decision of the head's repository's deployment policy.

@@ -188,9 +188,6 @@ func (s *Service) execute(ctx context.Context, c Claimed) (Finish, error) {
 	default:
 		f.BaselineRunID = &base.ID
 		f.Changes = gate.Diff(*base.Summary, sum)
-		if f.Changes == nil {
-			f.Changes = []reliability.Change{}
-		}
 		evaluation = gate.Evaluate(policy.Policy, f.Changes)
 	}
 	f.Decision, f.Reasons = evaluation.Decision, evaluation.Reasons
