@@ -161,14 +161,7 @@ func (s *Service) execute(ctx context.Context, c Claimed) (Finish, error) {
 		return s.failed(c, recs, started, FailureAuditFailed, "the service could not read the audit report"), nil
 	}
 	f := Finish{RunID: c.Run.ID, Summary: &sum}
-	for _, r := range recs {
-		id := r.rec.ID
-		if r.evaluator == audits.KindConformance {
-			f.ConformanceAuditID = &id
-		} else {
-			f.ReadinessAuditID = &id
-		}
-	}
+	f.setAudits(recs)
 	policy, err := s.d.Store.Policy(ctx, c.Run.RepositoryID)
 	if err != nil && ctx.Err() != nil {
 		return Finish{}, ctx.Err()
@@ -220,10 +213,8 @@ func evaluatorOrder(in []string) []string {
 	return out
 }
 
-// failed is the finish of a run whose audit could not be completed.
-func (s *Service) failed(c Claimed, recs []auditRecord, started time.Time, code, msg string) Finish {
-	f := Finish{RunID: c.Run.ID, State: reliability.Failed, FailureCode: code, FailureMessage: msg,
-		FinishedAt: s.d.Now().UTC().Truncate(time.Microsecond)}
+// setAudits records the ids of the run's audits.
+func (f *Finish) setAudits(recs []auditRecord) {
 	for _, r := range recs {
 		id := r.rec.ID
 		if r.evaluator == audits.KindConformance {
@@ -232,6 +223,13 @@ func (s *Service) failed(c Claimed, recs []auditRecord, started time.Time, code,
 			f.ReadinessAuditID = &id
 		}
 	}
+}
+
+// failed is the finish of a run whose audit could not be completed.
+func (s *Service) failed(c Claimed, recs []auditRecord, started time.Time, code, msg string) Finish {
+	f := Finish{RunID: c.Run.ID, State: reliability.Failed, FailureCode: code, FailureMessage: msg,
+		FinishedAt: s.d.Now().UTC().Truncate(time.Microsecond)}
+	f.setAudits(recs)
 	ev, err := s.evidence(c, f, recs, started, nil, StoredPolicy{})
 	if err == nil {
 		f.Evidence = ev
