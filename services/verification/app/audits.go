@@ -182,6 +182,12 @@ func (s *AuditSettings) targets() safehttp.TargetPolicy {
 	return safehttp.TargetPolicy{AllowedPorts: s.ports, AllowPrivate: s.allowPrivate}
 }
 
+// checkTarget refuses a target URL the audits would refuse (its resolved addresses included).
+func (s *AuditSettings) checkTarget(ctx context.Context, raw string) error {
+	_, err := safehttp.CheckTarget(ctx, raw, s.targets())
+	return err
+}
+
 // engine is an audit engine under these settings: the routes, watch runs, reliability scans and the
 // remote sweep each audit through one.
 func (s *AuditSettings) engine() (*audit.Engine, error) {

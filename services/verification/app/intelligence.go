@@ -14,7 +14,6 @@ import (
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/api"
 	"github.com/trustlayer/trustlayer/services/verification/internal/audit"
-	"github.com/trustlayer/trustlayer/services/verification/internal/audit/probe"
 	"github.com/trustlayer/trustlayer/services/verification/internal/audits"
 	"github.com/trustlayer/trustlayer/services/verification/internal/events"
 	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
@@ -149,19 +148,15 @@ func registerIntelligence(cfg Config, p *platform.Platform) error {
 var sweepHolder = audits.Holder{Issuer: "verification", Subject: "registry-remote-sweep"}
 
 // startRemoteSweep runs the remote sweep when VERIFICATION_SURFACE_SWEEP is on, with an audit engine
-// of its own configured by the audit settings (ports, private networks, limits, deadline).
+// of its own under the audit settings (ports, private networks, limits, deadline).
 func startRemoteSweep(cfg Config, p *platform.Platform, st *store.Intelligence) error {
 	s := cfg.Intelligence
 	if !s.SurfaceSweep {
 		return nil
 	}
 	a := cfg.Audits
-	targets := safehttp.TargetPolicy{AllowedPorts: a.ports, AllowPrivate: a.allowPrivate}
-	engine, err := audit.New(audit.Config{
-		Targets:  targets,
-		Limits:   probe.Limits{MaxRequests: a.MaxRequests, MaxResponseBytes: a.MaxResponseBytes, RequestTimeout: a.RequestTimeout},
-		Deadline: a.Timeout,
-	})
+	targets := a.targets()
+	engine, err := a.engine()
 	if err != nil {
 		return err
 	}

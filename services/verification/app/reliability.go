@@ -17,7 +17,6 @@ import (
 
 	"github.com/trustlayer/trustlayer/pkg/config"
 	"github.com/trustlayer/trustlayer/pkg/platform"
-	"github.com/trustlayer/trustlayer/pkg/safehttp"
 	"github.com/trustlayer/trustlayer/pkg/serve"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/api"
@@ -175,16 +174,12 @@ func (a codeHostAdapter) Repositories(ctx context.Context, id int64) ([]workspac
 // schedules, deployment policies, the code-host callback and the workspace's deletion.
 func registerReliability(ctx context.Context, cfg Config, p *platform.Platform) error {
 	s := cfg.Reliability
-	targets := cfg.Audits.targets()
 	deps := workspace.Deps{
 		Store: store.NewReliabilityWorkspace(p.Pool),
 		// A target passes the audit engine's own checks (registerAudits), resolved when it is saved;
 		// each scan's audit checks it again.
-		CheckTarget: func(ctx context.Context, raw string) error {
-			_, err := safehttp.CheckTarget(ctx, raw, targets)
-			return err
-		},
-		Log: p.Log,
+		CheckTarget: cfg.Audits.checkTarget,
+		Log:         p.Log,
 	}
 	if s.codeHostKey != nil {
 		// The API's URL is the operator's, not a user's: it is not held to the audit targets' policy

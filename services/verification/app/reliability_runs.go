@@ -12,7 +12,6 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/buildinfo"
 	"github.com/trustlayer/trustlayer/pkg/config"
 	"github.com/trustlayer/trustlayer/pkg/platform"
-	"github.com/trustlayer/trustlayer/pkg/safehttp"
 	"github.com/trustlayer/trustlayer/pkg/serve"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/api"
@@ -69,19 +68,15 @@ const reliabilityRunLeaseMargin = 30 * time.Second
 // "reliability:<organization id>", redacted and behind the SSRF guard).
 func newReliabilityRuns(cfg Config, p *platform.Platform, pool *pgxpool.Pool) (*runs.Service, error) {
 	a := cfg.Audits
-	targets := a.targets()
 	engine, err := a.engine()
 	if err != nil {
 		return nil, err
 	}
 	info := buildinfo.Get(Name)
 	return runs.New(runs.Deps{
-		Store:   store.NewReliabilityRuns(pool),
-		Auditor: watchAuditor{svc: audits.New(engine, store.NewAudits(pool), cfg.audit.issuer, a.MaxInFlight, nil), issuer: a.Issuer},
-		CheckTarget: func(ctx context.Context, raw string) error {
-			_, err := safehttp.CheckTarget(ctx, raw, targets)
-			return err
-		},
+		Store:       store.NewReliabilityRuns(pool),
+		Auditor:     watchAuditor{svc: audits.New(engine, store.NewAudits(pool), cfg.audit.issuer, a.MaxInFlight, nil), issuer: a.Issuer},
+		CheckTarget: a.checkTarget,
 		NextDue: func(s runs.Schedule, after time.Time) (time.Time, error) {
 			return schedule.Next(schedule.Schedule{IntervalSeconds: s.IntervalSeconds, Cron: s.Cron, Timezone: s.Timezone}, after)
 		},

@@ -7,7 +7,6 @@ import (
 
 	"github.com/trustlayer/trustlayer/pkg/config"
 	"github.com/trustlayer/trustlayer/pkg/platform"
-	"github.com/trustlayer/trustlayer/pkg/safehttp"
 	"github.com/trustlayer/trustlayer/pkg/serve"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/api"
@@ -52,7 +51,6 @@ func watchKeys(p *platform.Platform) api.WatchKeyLookup {
 // registerWatchAPI adds the watch API's routes: keys, watches, policies and runs.
 func registerWatchAPI(ctx context.Context, cfg Config, p *platform.Platform) error {
 	s := cfg.Watch
-	targets := cfg.Audits.targets()
 	// The runs' parts (store, auditor, alerts) and the scheduler: app/watch_runs.go.
 	runs, err := newWatchRunParts(ctx, cfg, p)
 	if err != nil {
@@ -61,11 +59,8 @@ func registerWatchAPI(ctx context.Context, cfg Config, p *platform.Platform) err
 	svc := watch.New(runs.Deps(watch.Deps{
 		Store: store.NewWatches(p.Pool),
 		// A watch's target passes the audit engine's own checks (registerAudits), resolved at creation.
-		CheckTarget: func(ctx context.Context, raw string) error {
-			_, err := safehttp.CheckTarget(ctx, raw, targets)
-			return err
-		},
-		Limit: s.Limit, MinInterval: s.MinInterval, DefaultInterval: s.DefaultInterval,
+		CheckTarget: cfg.Audits.checkTarget,
+		Limit:       s.Limit, MinInterval: s.MinInterval, DefaultInterval: s.DefaultInterval,
 		Log: p.Log,
 	}))
 	startWatchScheduler(cfg, p, svc)

@@ -340,7 +340,7 @@ func (s *ReliabilityRuns) GetOverview(ctx context.Context, _ *verificationv1.Get
 		return nil, runsError(err, target{})
 	}
 	out := &verificationv1.ReliabilityOverview{Repositories: int32(o.Repositories), Targets: int32(o.Targets), Runs: map[string]int32{},
-		ScansThisMonth: int32(o.ScansThisMonth), Plan: o.Plan, ScansPerMonth: int32(reliability.Plans[o.Plan].ScansPerMonth),
+		ScansThisMonth: int32(o.ScansThisMonth), Plan: o.Plan, ScansPerMonth: int32(reliability.PlanOf(o.Plan).ScansPerMonth),
 		LatestRuns: []*verificationv1.ReliabilityRun{}, HeldRuns: []*verificationv1.ReliabilityRun{}}
 	for _, st := range []reliability.State{reliability.Queued, reliability.Running, reliability.Succeeded, reliability.Failed,
 		reliability.NeedsApproval, reliability.Approved, reliability.Blocked} {

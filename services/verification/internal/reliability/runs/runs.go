@@ -202,7 +202,6 @@ type Overview struct {
 	Runs           map[reliability.State]int
 	ScansThisMonth int
 	Plan           string
-	ScansPerMonth  int
 	Latest         []Run
 	Held           []Run
 }
