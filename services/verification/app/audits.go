@@ -135,6 +135,10 @@ type auditParts struct {
 	verifier *audittoken.Verifier
 	// stop ends the verifier's refresh of an external JWKS; the platform calls it at close.
 	stop context.CancelFunc
+	// audits is the replica's one audit engine and bound of audits in flight
+	// (VERIFICATION_AUDIT_MAX_IN_FLIGHT), without a store: each path that audits takes it with its
+	// own (WithStore).
+	audits *audits.Service
 }
 
 func newAuditParts(s *AuditSettings) (*auditParts, error) {
@@ -148,7 +152,12 @@ func newAuditParts(s *AuditSettings) (*auditParts, error) {
 		stop()
 		return nil, fmt.Errorf("audit tokens: %w", err)
 	}
-	return &auditParts{issuer: issuer, verifier: verifier, stop: stop}, nil
+	engine, err := s.engine()
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	return &auditParts{issuer: issuer, verifier: verifier, stop: stop, audits: audits.New(engine, nil, issuer, s.MaxInFlight, nil)}, nil
 }
 
 // registerAudits adds the audit routes and the JWKS.
@@ -157,10 +166,6 @@ func registerAudits(cfg Config, p *platform.Platform) error {
 	p.OnClose(cfg.audit.stop)
 	if s.generatedKey {
 		p.Log.Warn("VERIFICATION_AUDIT_SIGNING_KEY is not set: audit tokens are signed with a key made at start, which dies with this process")
-	}
-	engine, err := s.engine()
-	if err != nil {
-		return err
 	}
 	jwks, err := cfg.audit.issuer.JWKS()
 	if err != nil {
@@ -171,8 +176,7 @@ func registerAudits(cfg Config, p *platform.Platform) error {
 		w.Header().Set("Cache-Control", "public, max-age=300")
 		_, _ = w.Write(jwks)
 	}))
-	svc := audits.New(engine, store.NewAudits(p.Pool), cfg.audit.issuer, s.MaxInFlight, nil)
-	return p.Server.Register(&verificationv1.AuditService_ServiceDesc, api.NewAudits(svc),
+	return p.Server.Register(&verificationv1.AuditService_ServiceDesc, api.NewAudits(cfg.audit.audits.WithStore(store.NewAudits(p.Pool))),
 		serve.Gateway(verificationv1.RegisterAuditServiceHandlerClient, verificationv1.NewAuditServiceClient))
 }
 
@@ -188,8 +192,8 @@ func (s *AuditSettings) checkTarget(ctx context.Context, raw string) error {
 	return err
 }
 
-// engine is an audit engine under these settings: the routes, watch runs, reliability scans and the
-// remote sweep each audit through one.
+// engine is the audit engine under these settings, which the routes, watch runs, reliability scans
+// and the remote sweep share.
 func (s *AuditSettings) engine() (*audit.Engine, error) {
 	return audit.New(audit.Config{
 		Targets:  s.targets(),

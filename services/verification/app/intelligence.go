@@ -156,11 +156,7 @@ func startRemoteSweep(cfg Config, p *platform.Platform, st *store.Intelligence) 
 	}
 	a := cfg.Audits
 	targets := a.targets()
-	engine, err := a.engine()
-	if err != nil {
-		return err
-	}
-	auditor := sweepAuditor{svc: audits.New(engine, store.NewAudits(p.Pool), cfg.audit.issuer, s.SurfaceSweepConcurrency, nil), targets: targets}
+	auditor := sweepAuditor{svc: cfg.audit.audits.WithStore(store.NewAudits(p.Pool)), targets: targets}
 	sw := intelligence.NewSweeper(st, auditor, intelligence.SweepOptions{
 		Interval: s.SurfaceSweepInterval, Tick: s.SurfaceSweepTick, Concurrency: s.SurfaceSweepConcurrency, Batch: s.SurfaceSweepBatch,
 	}, p.Log.With("component", "remote_sweep"))

@@ -15,7 +15,6 @@ import (
 	"github.com/trustlayer/trustlayer/pkg/serve"
 	verificationv1 "github.com/trustlayer/trustlayer/proto/verification/v1"
 	"github.com/trustlayer/trustlayer/services/verification/internal/api"
-	"github.com/trustlayer/trustlayer/services/verification/internal/audits"
 	"github.com/trustlayer/trustlayer/services/verification/internal/reliability/runs"
 	"github.com/trustlayer/trustlayer/services/verification/internal/reliability/schedule"
 	"github.com/trustlayer/trustlayer/services/verification/internal/store"
@@ -68,14 +67,10 @@ const reliabilityRunLeaseMargin = 30 * time.Second
 // "reliability:<organization id>", redacted and behind the SSRF guard).
 func newReliabilityRuns(cfg Config, p *platform.Platform, pool *pgxpool.Pool) (*runs.Service, error) {
 	a := cfg.Audits
-	engine, err := a.engine()
-	if err != nil {
-		return nil, err
-	}
 	info := buildinfo.Get(Name)
 	return runs.New(runs.Deps{
 		Store:       store.NewReliabilityRuns(pool),
-		Auditor:     watchAuditor{svc: audits.New(engine, store.NewAudits(pool), cfg.audit.issuer, a.MaxInFlight, nil), issuer: a.Issuer},
+		Auditor:     watchAuditor{svc: cfg.audit.audits.WithStore(store.NewAudits(pool)), issuer: a.Issuer},
 		CheckTarget: a.checkTarget,
 		NextDue: func(s runs.Schedule, after time.Time) (time.Time, error) {
 			return schedule.Next(schedule.Schedule{IntervalSeconds: s.IntervalSeconds, Cron: s.Cron, Timezone: s.Timezone}, after)

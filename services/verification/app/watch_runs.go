@@ -81,12 +81,8 @@ func newWatchRunParts(ctx context.Context, cfg Config, p *platform.Platform) (Wa
 		return WatchRunParts{}, fmt.Errorf("watch run pool: %w", err)
 	}
 	p.OnClose(pool.Close)
-	engine, err := a.engine()
-	if err != nil {
-		return WatchRunParts{}, err
-	}
 	auditor := watchAuditor{
-		svc:    audits.New(engine, store.NewAudits(pool), cfg.audit.issuer, a.MaxInFlight, nil),
+		svc:    cfg.audit.audits.WithStore(store.NewAudits(pool)),
 		issuer: a.Issuer,
 	}
 	hooks := webhooks.NewService(store.NewWebhooks(pool, events.Outbox{}), nil, cfg.Webhooks.domainConfig(), webhooks.WithLogger(p.Log))

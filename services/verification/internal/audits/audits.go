@@ -79,6 +79,15 @@ func New(engine *audit.Engine, st Store, issuer *audittoken.Issuer, maxInFlight 
 	return &Service{engine: engine, store: st, issuer: issuer, now: now, slots: make(chan struct{}, max(1, maxInFlight))}
 }
 
+// WithStore returns a service that keeps its reports in st and shares everything else with s: the
+// engine, the issuer, the clock and the bound of audits in flight, which holds for the replica
+// whichever path (routes, watch runs, scans, the sweep) an audit comes from.
+func (s *Service) WithStore(st Store) *Service {
+	c := *s
+	c.store = st
+	return &c
+}
+
 // Errors the routes map to 503.
 var (
 	// ErrAuditFailed: the service could not finish the audit (its own bug or deadline).
