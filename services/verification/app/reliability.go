@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"strconv"
@@ -186,9 +185,8 @@ func registerReliability(ctx context.Context, cfg Config, p *platform.Platform) 
 		// (a fake of it on loopback serves tests), only to https or loopback by Validate.
 		c, err := codehost.New(codehost.Config{
 			APIURL: s.CodeHostAPIURL, AppID: s.CodeHostAppID, PrivateKey: s.codeHostKey,
-			HTTPClient: &http.Client{Timeout: s.CodeHostTimeout, CheckRedirect: func(*http.Request, []*http.Request) error {
-				return http.ErrUseLastResponse // the API does not redirect these calls; a redirect is an error
-			}},
+			// The API does not redirect these calls: a redirect is an error.
+			HTTPClient: codehost.HTTPClient(s.CodeHostTimeout),
 		})
 		if err != nil {
 			return err

@@ -286,9 +286,10 @@ func (s *ReliabilityRuns) FinishRun(ctx context.Context, owner string, f runs.Fi
 		if err != nil || f.Evidence.Document == nil {
 			return err
 		}
-		doc := bytes.ReplaceAll(f.Evidence.Document, []byte(`\u0000`), []byte(`\ufffd`))
+		// The document carries no NUL (runs.Service.evidence replaced it before hashing): it is stored
+		// byte for byte as hashed.
 		_, err = tx.Exec(ctx, `INSERT INTO reliability_run_evidence (run_id, organization_id, document, sha256, created_at)
-			VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, f.RunID, org, doc, f.Evidence.SHA256, f.Evidence.CreatedAt)
+			VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`, f.RunID, org, f.Evidence.Document, f.Evidence.SHA256, f.Evidence.CreatedAt)
 		return err
 	})
 }
