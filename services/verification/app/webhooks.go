@@ -29,9 +29,10 @@ const relayBatch = 500
 
 // WebhookSettings are the watch and webhook pipeline's variables, read behind EnvPrefix.
 type WebhookSettings struct {
-	// Workers is how many deliveries are POSTed at once per replica. A worker holds no database
-	// connection while it waits for a receiver, so slow receivers cost goroutines, not connections.
-	// 64 delivered 2,471 a second at fan-out 50 in verification-bench, 32 only 1,841 (README).
+	// Workers is how many deliveries are POSTed at once per replica: first attempts, which the
+	// replica that matched a change sends itself, and the work queue's jobs (retries, replays, alerts,
+	// first attempts a stopped replica left) together. A POST holds no database connection while it
+	// waits for a receiver, so slow receivers cost goroutines, not connections.
 	Workers int `env:"WEBHOOK_WORKERS" envDefault:"64"`
 	// AllowPrivateCIDRs lists the private networks endpoints may live in (default none); inside them,
 	// plain http is accepted for IP-literal URLs.
@@ -107,14 +108,14 @@ func (s *WebhookSettings) Validate(prefix string) error {
 func (s *WebhookSettings) domainConfig() webhooks.Config {
 	return webhooks.Config{
 		MaxActiveWatches: s.MaxActiveWatches, MaxEndpoints: s.MaxEndpoints, Timeout: s.Timeout,
-		MaxAttempts: s.MaxAttempts, RetryBase: s.RetryBase, RetryMax: s.RetryMax, DisableAfter: s.DisableAfter,
+		Workers: s.Workers, MaxAttempts: s.MaxAttempts, RetryBase: s.RetryBase, RetryMax: s.RetryMax, DisableAfter: s.DisableAfter,
 		RequeueAfter: s.RequeueAfter, AllowPrivate: s.allowPrivate,
 	}
 }
 
 // registerWebhooks wires the watch and webhook pipeline: the WebhookService routes, the change
-// matcher (a durable consumer of intel.change.>), the pool of delivery workers (a durable consumer of
-// the webhook.delivery work queue) and the retry scheduler.
+// matcher (a durable consumer of intel.change.>, which sends first attempts), the pool of delivery
+// workers (a durable consumer of the webhook.delivery work queue) and the retry scheduler.
 func registerWebhooks(ctx context.Context, cfg Config, p *platform.Platform) error {
 	s := cfg.Webhooks
 	// Validated again for a Config that did not come from LoadConfig: Validate also parses the
@@ -134,6 +135,8 @@ func registerWebhooks(ctx context.Context, cfg Config, p *platform.Platform) err
 		return err
 	}
 	p.Go(events.Matcher(p.Bus, p.Log, svc).Run)
+	// Closers run last first: the matcher's first attempts end before their pool closes.
+	p.OnClose(svc.Wait)
 	p.Go(events.Workers(p.Bus, p.Log, svc, s.Workers, webhooks.LeaseFor(s.Timeout)).Run)
 	p.Go(func(ctx context.Context) error { return svc.RunScheduler(ctx, s.SchedulerInterval) })
 	return nil

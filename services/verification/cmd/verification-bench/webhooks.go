@@ -24,6 +24,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -175,6 +176,10 @@ func runWebhooks(ctx context.Context, c config, w webhookConfig, out io.Writer) 
 	if err != nil {
 		return fmt.Errorf("open loop: %w", err)
 	}
+	stages, err := serviceStages(ctx, pool, lat.changes)
+	if err != nil {
+		return fmt.Errorf("stages: %w", err)
+	}
 	baseLat, err := base.sink.openLoop(ctx, base.commit, baseSat.rate()/2/float64(w.fanout), w.duration, w.fanout)
 	if err != nil {
 		return fmt.Errorf("baseline open loop: %w", err)
@@ -183,6 +188,7 @@ func runWebhooks(ctx context.Context, c config, w webhookConfig, out io.Writer) 
 		fmt.Sprintf("open loop at half its maximum, %.0f deliveries/s", sat.rate()/2), ms(lat.p50), ms(lat.p99), ms(lat.max), lat.n)
 	fmt.Fprintf(out, "%-60s p50 %s  p99 %s  max %s (%d deliveries)\n",
 		fmt.Sprintf("  plain baseline at half its maximum, %.0f deliveries/s", baseSat.rate()/2), ms(baseLat.p50), ms(baseLat.p99), ms(baseLat.max), baseLat.n)
+	fmt.Fprint(out, stages)
 	fmt.Fprintf(out, "%-60s throughput %.2fx (target >= 0.70), p99 %.2fx (target <= 2.00)\n", "fan-out against the plain baseline, same run",
 		sat.rate()/baseSat.rate(), float64(lat.p99)/float64(baseLat.p99))
 	fmt.Fprintf(out, "%-60s %d bad signatures, %d duplicate deliveries (baseline: %d, %d)\n", "receivers",
@@ -333,7 +339,7 @@ func commitChange(ctx context.Context, pool *pgxpool.Pool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, err = outbox.Enqueue(ctx, pool, outbox.Event{Subject: "intel.change." + c.GetRisk(), Payload: payload})
+	_, err = outbox.Enqueue(ctx, pool, outbox.Event{ID: uuid.MustParse(c.GetChangeId()), Subject: "intel.change." + c.GetRisk(), Payload: payload})
 	return c.GetChangeId(), err
 }
 
@@ -407,6 +413,7 @@ func (k *webhookSink) burst(ctx context.Context, commit commitFunc, n, fanout in
 type latencyResult struct {
 	n             int
 	p50, p99, max time.Duration
+	changes       []string // the ids of the changes committed
 }
 
 // openLoop commits changes at perSecond for d, each on its own goroutine, and returns the delays
@@ -462,7 +469,7 @@ func (k *webhookSink) openLoop(ctx context.Context, commit commitFunc, perSecond
 	k.mu.Unlock()
 	slices.Sort(delays)
 	pct := func(p float64) time.Duration { return delays[int(p*float64(len(delays)-1))] }
-	return latencyResult{n: len(delays), p50: pct(0.50), p99: pct(0.99), max: delays[len(delays)-1]}, nil
+	return latencyResult{n: len(delays), p50: pct(0.50), p99: pct(0.99), max: delays[len(delays)-1], changes: slices.Collect(maps.Keys(committed))}, nil
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }

@@ -41,11 +41,11 @@ func (s *Webhooks) queueJob(ctx context.Context, b *pgx.Batch, deliveryID uuid.U
 // when the change was handled before (the inbox row exists), else those of every organization with an
 // active watch of the server whose filters keep the change (its change type listed, or none listed;
 // its risk at least min_risk), restricted to the watch's endpoint_ids when it names some, and only
-// endpoints that are neither revoked nor disabled and take intel.change events. An organization
-// watches a server at most once, so an endpoint appears at most once.
+// endpoints that are neither revoked nor disabled and take intel.change events, with what sending to
+// them needs. An organization watches a server at most once, so an endpoint appears at most once.
 const matchWatches = `
 WITH first AS (INSERT INTO webhook_inbox (change_id) VALUES ($1) ON CONFLICT DO NOTHING RETURNING change_id)
-SELECT e.id, e.organization_id
+SELECT e.id, e.organization_id, e.url, e.secret
 FROM first, webhook_watches w
 JOIN webhook_endpoints e ON e.organization_id = w.organization_id
 WHERE w.namespace = $2 AND w.name = $3 AND w.state = 'active'
@@ -67,15 +67,24 @@ INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, stat
 SELECT d.id, d.organization_id, d.endpoint_id, $4, 'pending', now() + make_interval(secs => $5)
 FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS d (id, organization_id, endpoint_id)`
 
+// insertLeasedWebhookDeliveries creates a change's deliveries leased to the replica that matched it,
+// which sends their first attempts itself: each is due when its lease runs out, so that the scheduler
+// enqueues the job of a first attempt that was never recorded.
+const insertLeasedWebhookDeliveries = `
+INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, status, lease_until, due_at)
+SELECT d.id, d.organization_id, d.endpoint_id, $4, 'pending', now() + make_interval(secs => $5), now() + make_interval(secs => $5)
+FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS d (id, organization_id, endpoint_id)`
+
 type webhookTarget struct {
 	endpointID, organizationID uuid.UUID
+	url, secret                string
 }
 
-// RecordChange stores a change's event and deliveries once per change id, in four round trips whatever
-// the fan-out: begin, the inbox and match statement, the writes (the event, the deliveries and their
-// jobs, three statements in one batch), commit.
-func (s *Webhooks) RecordChange(ctx context.Context, c webhooks.Change, ev webhooks.Event, requeueAfter time.Duration) (int, error) {
-	var created int
+// RecordChange stores a change's event and deliveries once per change id, leased to the caller for
+// its first attempts, in four round trips whatever the fan-out: begin, the inbox and match statement,
+// the writes (the event and the deliveries, one batch), commit.
+func (s *Webhooks) RecordChange(ctx context.Context, c webhooks.Change, ev webhooks.Event, lease time.Duration) ([]webhooks.Claim, error) {
+	var claims []webhooks.Claim
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, matchWatches, c.ID, c.Namespace, c.Name, c.ChangeType, c.Risk)
 		if err != nil {
@@ -83,7 +92,7 @@ func (s *Webhooks) RecordChange(ctx context.Context, c webhooks.Change, ev webho
 		}
 		targets, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhookTarget, error) {
 			var t webhookTarget
-			return t, r.Scan(&t.endpointID, &t.organizationID)
+			return t, r.Scan(&t.endpointID, &t.organizationID, &t.url, &t.secret)
 		})
 		if err != nil || len(targets) == 0 {
 			return err // handled before, or nobody watches for it: the inbox row commits alone
@@ -91,26 +100,21 @@ func (s *Webhooks) RecordChange(ctx context.Context, c webhooks.Change, ev webho
 		ids := make([]uuid.UUID, len(targets))
 		orgs := make([]uuid.UUID, len(targets))
 		endpoints := make([]uuid.UUID, len(targets))
+		claims = make([]webhooks.Claim, len(targets))
 		for i, t := range targets {
 			ids[i], orgs[i], endpoints[i] = uuid.Must(uuid.NewV7()), t.organizationID, t.endpointID
-		}
-		jobs, err := s.jobs(ids, func(int) int { return 1 })
-		if err != nil {
-			return err
+			claims[i] = webhooks.Claim{DeliveryID: ids[i], Attempt: 1, EventID: ev.ID, Payload: ev.Payload,
+				Endpoint: webhooks.ClaimedEndpoint{ID: t.endpointID, URL: t.url, Secret: t.secret}}
 		}
 		b := &pgx.Batch{}
 		b.Queue(`INSERT INTO webhook_events (id, change_id, type, payload) VALUES ($1, $2, $3, $4)`, ev.ID, ev.ChangeID, ev.Type, ev.Payload)
-		b.Queue(insertWebhookDeliveries, ids, orgs, endpoints, ev.ID, requeueAfter.Seconds())
-		if _, err := outbox.QueueAll(ctx, b, jobs); err != nil {
-			return err
-		}
-		created = len(targets)
+		b.Queue(insertLeasedWebhookDeliveries, ids, orgs, endpoints, ev.ID, lease.Seconds())
 		return tx.SendBatch(ctx, b).Close()
 	})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return created, nil
+	return claims, nil
 }
 
 // claimWebhookDelivery leases a delivery for attempt $2: it must be pending, have made $2-1 attempts

@@ -39,21 +39,63 @@ func webhookFixture(t *testing.T) (*pgxpool.Pool, *store.Webhooks, webhooks.Endp
 	return pool, s, e
 }
 
-// record stores a change and returns its delivery id.
+// record stores a change and returns its delivery id once the first attempt's lease has run out, as
+// when the replica that matched the change stopped before sending it: the job path may claim it.
 func record(t *testing.T, s *store.Webhooks, pool *pgxpool.Pool) uuid.UUID {
 	t.Helper()
 	ctx := context.Background()
 	changeID := uuid.NewString()
-	n, err := s.RecordChange(ctx, webhooks.Change{ID: changeID, Namespace: "acme", Name: "weather", ChangeType: "x", Risk: "low"},
-		webhooks.Event{ID: uuid.New(), ChangeID: changeID, Type: webhooks.EventTypeIntelChange, Payload: []byte(`{}`)}, time.Hour)
-	if err != nil || n != 1 {
-		t.Fatalf("RecordChange = %d, %v; want 1 delivery", n, err)
+	claims, err := s.RecordChange(ctx, webhooks.Change{ID: changeID, Namespace: "acme", Name: "weather", ChangeType: "x", Risk: "low"},
+		webhooks.Event{ID: uuid.New(), ChangeID: changeID, Type: webhooks.EventTypeIntelChange, Payload: []byte(`{}`)}, time.Millisecond)
+	if err != nil || len(claims) != 1 {
+		t.Fatalf("RecordChange = %v, %v; want 1 delivery", claims, err)
 	}
+	time.Sleep(10 * time.Millisecond)
 	var id uuid.UUID
 	if err := pool.QueryRow(ctx, `SELECT d.id FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE e.change_id = $1`, changeID).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
+	if id != claims[0].DeliveryID {
+		t.Fatalf("stored delivery %s, claimed %s", id, claims[0].DeliveryID)
+	}
 	return id
+}
+
+// TestRecordChangeLeasesFirstAttempts: a change's deliveries are committed leased to the caller, with
+// what sending needs and no job; nobody else may claim them during the lease, a change recorded twice
+// gives nothing the second time, and a lease that runs out makes the delivery due for the scheduler.
+func TestRecordChangeLeasesFirstAttempts(t *testing.T) {
+	t.Parallel()
+	pool, s, e := webhookFixture(t)
+	ctx := context.Background()
+	change := webhooks.Change{ID: uuid.NewString(), Namespace: "acme", Name: "weather", ChangeType: "x", Risk: "low"}
+	ev := webhooks.Event{ID: uuid.New(), ChangeID: change.ID, Type: webhooks.EventTypeIntelChange, Payload: []byte(`{"a":1}`)}
+	claims, err := s.RecordChange(ctx, change, ev, 300*time.Millisecond)
+	if err != nil || len(claims) != 1 {
+		t.Fatalf("RecordChange = %v, %v; want 1 claim", claims, err)
+	}
+	c := claims[0]
+	if c.Attempt != 1 || c.EventID != ev.ID || string(c.Payload) != `{"a":1}` || c.Endpoint.ID != e.ID ||
+		c.Endpoint.URL != "https://hooks.example.com" || c.Endpoint.Secret != "whsec_AAAA" || c.Endpoint.Disabled || c.Endpoint.Revoked {
+		t.Fatalf("claim = %+v", c)
+	}
+	var jobs int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM outbox`).Scan(&jobs); err != nil || jobs != 0 {
+		t.Fatalf("outbox rows = %d (%v), want none: first attempts need no job", jobs, err)
+	}
+	if _, found, err := s.ClaimDelivery(ctx, c.DeliveryID, 1, time.Minute); err != nil || found {
+		t.Fatalf("ClaimDelivery during the lease: found=%v err=%v", found, err)
+	}
+	if again, err := s.RecordChange(ctx, change, ev, time.Minute); err != nil || len(again) != 0 {
+		t.Fatalf("second RecordChange = %v, %v; want nothing", again, err)
+	}
+	if n, err := s.EnqueueDue(ctx, 10, time.Hour); err != nil || n != 0 {
+		t.Fatalf("EnqueueDue during the lease = %d, %v; want 0", n, err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	if n, err := s.EnqueueDue(ctx, 10, time.Hour); err != nil || n != 1 {
+		t.Fatalf("EnqueueDue after the lease = %d, %v; want the first attempt's job", n, err)
+	}
 }
 
 // attempt claims the delivery, runs send on the claim and records its outcome, as

@@ -30,6 +30,10 @@ func LeaseFor(timeout time.Duration) time.Duration { return timeout + leaseMargi
 // job tries again once the lease has run out. It returns an error only when the outcome could not be
 // recorded; the caller must then leave the job unacknowledged.
 func (s *Service) Deliver(ctx context.Context, deliveryID uuid.UUID, attempt int) error {
+	if !s.slots.acquire(ctx) {
+		return ctx.Err()
+	}
+	defer s.slots.release()
 	c, found, err := s.store.ClaimDelivery(ctx, deliveryID, attempt, LeaseFor(s.cfg.Timeout))
 	if err != nil || !found {
 		return err

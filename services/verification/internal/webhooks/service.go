@@ -1,9 +1,11 @@
 package webhooks
 
 import (
+	"context"
 	"log/slog"
 	"math/rand/v2"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/trustlayer/trustlayer/pkg/safehttp"
@@ -25,6 +27,9 @@ type Config struct {
 	RetryMax  time.Duration
 	// DisableAfter disables an endpoint after this many deliveries in a row exhausted their attempts.
 	DisableAfter int
+	// Workers bounds the POSTs in flight in one replica: first attempts sent by the matcher and the
+	// work queue's jobs together.
+	Workers int
 	// RequeueAfter is how long an enqueued job may go unanswered before the scheduler enqueues it again
 	// (a job lost with a crashed NATS server, say). Duplicates are harmless: Store.ClaimDelivery skips them.
 	RequeueAfter time.Duration
@@ -41,7 +46,26 @@ type Service struct {
 	log     *slog.Logger
 	now     func() time.Time
 	jitter  func() float64
+	// slots bounds the POSTs in flight (Config.Workers); sending tracks the first attempts that
+	// HandleChange started.
+	slots   slots
+	sending sync.WaitGroup
 }
+
+// slots is a counting semaphore.
+type slots chan struct{}
+
+// acquire takes a slot, waiting for one; false when ctx ended first.
+func (s slots) acquire(ctx context.Context) bool {
+	select {
+	case s <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (s slots) release() { <-s }
 
 // Option configures a Service.
 type Option func(*Service)
@@ -53,7 +77,7 @@ func WithLogger(l *slog.Logger) Option { return func(s *Service) { s.log = l } }
 func NewService(store Store, servers ServerCatalog, cfg Config, opts ...Option) *Service {
 	s := &Service{
 		store: store, servers: servers, cfg: cfg, client: newClient(cfg),
-		log: slog.Default(), now: time.Now, jitter: rand.Float64,
+		log: slog.Default(), now: time.Now, jitter: rand.Float64, slots: make(slots, max(cfg.Workers, 1)),
 	}
 	for _, o := range opts {
 		o(s)

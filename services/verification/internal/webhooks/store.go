@@ -32,9 +32,11 @@ type Store interface {
 	ArchiveWatch(ctx context.Context, organizationID uuid.UUID, namespace, name string) error
 
 	// RecordChange handles a change once: the first call for a change id stores ev and one pending
-	// delivery (with its job) for each endpoint whose organization's watch matches c, all in one
-	// transaction, and returns how many deliveries it created; later calls return 0.
-	RecordChange(ctx context.Context, c Change, ev Event, requeueAfter time.Duration) (int, error)
+	// delivery for each endpoint whose organization's watch matches c, all in one transaction, and
+	// returns them claimed for their first attempt (leased for lease, as ClaimDelivery would); later
+	// calls return none. A delivery whose lease runs out without an outcome is due, so that
+	// EnqueueDue enqueues its job.
+	RecordChange(ctx context.Context, c Change, ev Event, lease time.Duration) ([]Claim, error)
 	// RecordEvent stores an organization's own event (ev.ChangeID is its key) and one pending
 	// delivery (with its job) for each endpoint of the organization that is neither revoked nor
 	// disabled and takes ev.Type, in one transaction, and returns how many deliveries it created;
