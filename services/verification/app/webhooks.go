@@ -114,8 +114,9 @@ func (s *WebhookSettings) domainConfig() webhooks.Config {
 }
 
 // registerWebhooks wires the watch and webhook pipeline: the WebhookService routes, the change
-// matcher (a durable consumer of intel.change.>, which sends first attempts), the pool of delivery
-// workers (a durable consumer of the webhook.delivery work queue) and the retry scheduler.
+// matcher (which takes the changes this service commits from its queue in the database, and sends
+// first attempts), the pool of delivery workers (a durable consumer of the webhook.delivery work
+// queue) and the retry scheduler.
 func registerWebhooks(ctx context.Context, cfg Config, p *platform.Platform) error {
 	s := cfg.Webhooks
 	// Validated again for a Config that did not come from LoadConfig: Validate also parses the
@@ -134,9 +135,12 @@ func registerWebhooks(ctx context.Context, cfg Config, p *platform.Platform) err
 		serve.Gateway(verificationv1.RegisterWebhookServiceHandlerClient, verificationv1.NewWebhookServiceClient)); err != nil {
 		return err
 	}
-	p.Go(events.Matcher(p.Bus, p.Log, svc).Run)
-	// Closers run last first: the matcher's first attempts end before their pool closes.
-	p.OnClose(svc.Wait)
+	// The matcher's queue is in this database: a listener of its own wakes it at each commit.
+	wake := make(chan struct{}, 1)
+	p.Go(func(ctx context.Context) error {
+		return store.WatchChanges(ctx, pool.Config().ConnConfig.Copy(), p.Log, store.PendingChanges(wake))
+	})
+	p.Go(func(ctx context.Context) error { return svc.RunMatcher(ctx, wake) })
 	p.Go(events.Workers(p.Bus, p.Log, svc, s.Workers, webhooks.LeaseFor(s.Timeout)).Run)
 	p.Go(func(ctx context.Context) error { return svc.RunScheduler(ctx, s.SchedulerInterval) })
 	return nil
@@ -159,7 +163,7 @@ func (c serverCatalog) Exists(ctx context.Context, namespace, name string) (bool
 // rest serve the matcher, the scheduler and the webhook routes.
 func openPool(ctx context.Context, shared *pgxpool.Pool, workers int) (*pgxpool.Pool, error) {
 	cfg := shared.Config()
-	cfg.MaxConns = int32(min(workers, 16) + events.MatcherConcurrency + 2)
+	cfg.MaxConns = int32(min(workers, 16) + webhooks.MatcherConcurrency + 2)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("webhook pool: %w", err)

@@ -13,20 +13,18 @@ import (
 
 // serviceStages splits the service's commit-to-POST delay of the open loop's deliveries into the
 // pipeline's stages, from the times its tables keep (one clock: the bench, the service and PostgreSQL
-// share the machine): the relay's claim of the change's outbox row, the start of the matcher's
-// transaction, and the start of the first attempt's POST.
+// share the machine): the start of the matcher's transaction, and the start of the first attempt's
+// POST.
 func serviceStages(ctx context.Context, pool *pgxpool.Pool, changes []string) (string, error) {
 	stages := []struct {
 		name string
 		d    []time.Duration
 	}{
-		{name: "commit -> relay claims the outbox row"},
-		{name: "relay claim -> matcher transaction (publish, broker)"},
+		{name: "commit -> matcher transaction"},
 		{name: "matcher transaction -> first attempt's POST"},
 	}
 	rows, err := pool.Query(ctx, `
-SELECT extract(epoch FROM o.published_at - o.created_at), extract(epoch FROM e.created_at - o.published_at),
-       extract(epoch FROM a.started_at - e.created_at)
+SELECT extract(epoch FROM e.created_at - o.created_at), extract(epoch FROM a.started_at - e.created_at)
 FROM webhook_events e
 JOIN outbox o ON o.id = e.change_id::uuid
 JOIN webhook_deliveries d ON d.event_id = e.id
@@ -35,8 +33,8 @@ WHERE e.change_id = ANY ($1)`, changes)
 	if err != nil {
 		return "", err
 	}
-	var secs [3]float64
-	_, err = pgx.ForEachRow(rows, []any{&secs[0], &secs[1], &secs[2]}, func() error {
+	var secs [2]float64
+	_, err = pgx.ForEachRow(rows, []any{&secs[0], &secs[1]}, func() error {
 		for i, v := range secs {
 			stages[i].d = append(stages[i].d, time.Duration(v*float64(time.Second)))
 		}

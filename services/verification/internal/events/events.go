@@ -1,7 +1,7 @@
 // Package events is the verification service's side of NATS JetStream: the subjects it publishes and
 // consumes, the encoding of every event (an IntelChange per classified registry change, a
-// WebhookDeliveryJob per delivery attempt), and the durable consumers that hand them to the webhook
-// use cases. The store writes the events to the outbox with Outbox, so that it knows neither their
+// WebhookDeliveryJob per delivery attempt), and the durable consumer that hands the jobs to the
+// webhook use cases. The store writes the events to the outbox with Outbox, so that it knows neither their
 // subjects nor their encoding.
 package events
 
@@ -65,8 +65,9 @@ func (Outbox) DeliveryJob(deliveryID uuid.UUID, attempt int) (outbox.Event, erro
 	return outbox.Event{Subject: deliverySubject, Payload: payload}, nil
 }
 
-// decodeChange reads an IntelChange message as the webhook matcher's Change.
-func decodeChange(data []byte) (webhooks.Change, error) {
+// Change reads an IntelChange payload as the webhook matcher's Change: the matcher's queue keeps the
+// payloads that IntelChange wrote.
+func (Outbox) Change(data []byte) (webhooks.Change, error) {
 	var ev verificationv1.IntelChange
 	if err := proto.Unmarshal(data, &ev); err != nil {
 		return webhooks.Change{}, err

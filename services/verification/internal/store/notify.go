@@ -46,7 +46,7 @@ func WatchChanges(ctx context.Context, cfg *pgx.ConnConfig, log *slog.Logger, su
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		log.Warn("change listener lost its connection; cached reads go to the database until it is back", "error", err)
+		log.Warn("change listener lost its connection; until it is back, cached reads go to the database and the webhook matcher polls", "error", err)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

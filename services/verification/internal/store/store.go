@@ -12,6 +12,7 @@ import (
 
 	"github.com/trustlayer/trustlayer/pkg/outbox"
 	"github.com/trustlayer/trustlayer/services/verification/internal/intelligence"
+	"github.com/trustlayer/trustlayer/services/verification/internal/webhooks"
 )
 
 // Events encodes the events the store commits to the outbox (internal/events implements it), so that
@@ -21,6 +22,8 @@ type Events interface {
 	IntelChange(c intelligence.Change) (outbox.Event, error)
 	// DeliveryJob is the job of attempt number attempt of a webhook delivery.
 	DeliveryJob(deliveryID uuid.UUID, attempt int) (outbox.Event, error)
+	// Change reads back the payload of an IntelChange event, as the webhook matcher's queue keeps it.
+	Change(payload []byte) (webhooks.Change, error)
 }
 
 // noRows returns sentinel when err is pgx's "no rows", and err otherwise.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -67,54 +68,116 @@ INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, stat
 SELECT d.id, d.organization_id, d.endpoint_id, $4, 'pending', now() + make_interval(secs => $5)
 FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS d (id, organization_id, endpoint_id)`
 
-// insertLeasedWebhookDeliveries creates a change's deliveries leased to the replica that matched it,
-// which sends their first attempts itself: each is due when its lease runs out, so that the scheduler
-// enqueues the job of a first attempt that was never recorded.
-const insertLeasedWebhookDeliveries = `
-INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, status, lease_until, due_at)
-SELECT d.id, d.organization_id, d.endpoint_id, $4, 'pending', now() + make_interval(secs => $5), now() + make_interval(secs => $5)
-FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS d (id, organization_id, endpoint_id)`
+// insertMatchedWebhookDeliveries creates a change's deliveries, each in the state its first attempt
+// left it (d.ended), or leased to the matcher while that attempt goes on: such a delivery is due when
+// its lease runs out, so that the scheduler enqueues the job of a first attempt that was never
+// recorded.
+const insertMatchedWebhookDeliveries = `
+INSERT INTO webhook_deliveries (id, organization_id, endpoint_id, event_id, status, failure_reason, attempt_count,
+    last_status, next_attempt_at, lease_until, due_at)
+SELECT d.id, d.organization_id, d.endpoint_id, $4, d.status, nullif(d.failure_reason, ''), d.made, d.last_status,
+       d.next_attempt_at,
+       CASE WHEN NOT d.ended THEN now() + make_interval(secs => $5) END,
+       CASE WHEN NOT d.ended THEN now() + make_interval(secs => $5) ELSE d.next_attempt_at END
+FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $6::text[], $7::text[], $8::int[], $9::int[], $10::timestamptz[], $11::bool[])
+    AS d (id, organization_id, endpoint_id, status, failure_reason, made, last_status, next_attempt_at, ended)`
 
-type webhookTarget struct {
-	endpointID, organizationID uuid.UUID
-	url, secret                string
-}
+// takePendingChange removes the oldest queued change that no other matcher holds; the row stays
+// locked, and the removal undone, until the matcher's transaction ends.
+const takePendingChange = `
+DELETE FROM webhook_pending_changes WHERE seq = (
+    SELECT seq FROM webhook_pending_changes ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED)
+RETURNING payload`
 
-// RecordChange stores a change's event and deliveries once per change id, leased to the caller for
-// its first attempts, in four round trips whatever the fan-out: begin, the inbox and match statement,
-// the writes (the event and the deliveries, one batch), commit.
-func (s *Webhooks) RecordChange(ctx context.Context, c webhooks.Change, ev webhooks.Event, lease time.Duration) ([]webhooks.Claim, error) {
-	var claims []webhooks.Claim
+// MatchNext takes the oldest queued change and, in one transaction, records its event and its
+// deliveries, each as its first attempt left it or leased to the caller while that attempt goes on,
+// so that a change whose receivers answer at once costs one transaction of five round trips whatever
+// the fan-out: begin, the queue, the inbox and match statement, the writes (the event, the
+// deliveries, the attempts, the endpoints' health), commit. send starts the first attempts and
+// returns a function that waits for them. A change that can never be matched (its payload does not
+// decode, or event refuses it) leaves the queue, so that it does not hold up the ones after it.
+func (s *Webhooks) MatchNext(ctx context.Context, event func(webhooks.Change) (webhooks.Event, error), lease time.Duration,
+	send func([]webhooks.Claim) func() []webhooks.Attempted) (bool, error) {
+	var found bool
+	var dropped error
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, matchWatches, c.ID, c.Namespace, c.Name, c.ChangeType, c.Risk)
+		var payload []byte
+		err := tx.QueryRow(ctx, takePendingChange).Scan(&payload)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
-		targets, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhookTarget, error) {
-			var t webhookTarget
-			return t, r.Scan(&t.endpointID, &t.organizationID, &t.url, &t.secret)
-		})
-		if err != nil || len(targets) == 0 {
-			return err // handled before, or nobody watches for it: the inbox row commits alone
+		found = true
+		c, err := s.events.Change(payload)
+		if err != nil {
+			dropped = err
+			return nil
 		}
-		ids := make([]uuid.UUID, len(targets))
-		orgs := make([]uuid.UUID, len(targets))
-		endpoints := make([]uuid.UUID, len(targets))
-		claims = make([]webhooks.Claim, len(targets))
-		for i, t := range targets {
-			ids[i], orgs[i], endpoints[i] = uuid.Must(uuid.NewV7()), t.organizationID, t.endpointID
-			claims[i] = webhooks.Claim{DeliveryID: ids[i], Attempt: 1, EventID: ev.ID, Payload: ev.Payload,
-				Endpoint: webhooks.ClaimedEndpoint{ID: t.endpointID, URL: t.url, Secret: t.secret}}
+		ev, err := event(c)
+		if err != nil {
+			dropped = err
+			return nil
+		}
+		claims, err := s.match(ctx, tx, c, ev)
+		if err != nil || len(claims) == 0 {
+			return err
+		}
+		ended := send(claims)()
+		outs := make([]webhookOutcome, len(ended))
+		byID := make(map[uuid.UUID]webhooks.Outcome, len(ended))
+		for i, a := range ended {
+			outs[i] = webhookOutcome{claim: a.Claim, out: a.Outcome}
+			byID[a.Claim.DeliveryID] = a.Outcome
 		}
 		b := &pgx.Batch{}
 		b.Queue(`INSERT INTO webhook_events (id, change_id, type, payload) VALUES ($1, $2, $3, $4)`, ev.ID, ev.ChangeID, ev.Type, ev.Payload)
-		b.Queue(insertLeasedWebhookDeliveries, ids, orgs, endpoints, ev.ID, lease.Seconds())
+		queueMatchedDeliveries(b, claims, byID, ev.ID, lease)
+		queueAttemptsAndEndpoints(b, outs)
 		return tx.SendBatch(ctx, b).Close()
 	})
+	switch {
+	case err != nil:
+		return found, err
+	case dropped != nil:
+		return true, fmt.Errorf("%w: %w", webhooks.ErrChangeDropped, dropped)
+	}
+	return found, nil
+}
+
+// match records a change's id in the inbox and returns one claim for each delivery it must get:
+// none when the inbox holds the id already.
+func (s *Webhooks) match(ctx context.Context, tx pgx.Tx, c webhooks.Change, ev webhooks.Event) ([]webhooks.Claim, error) {
+	rows, err := tx.Query(ctx, matchWatches, c.ID, c.Namespace, c.Name, c.ChangeType, c.Risk)
 	if err != nil {
 		return nil, err
 	}
-	return claims, nil
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (webhooks.Claim, error) {
+		c := webhooks.Claim{DeliveryID: uuid.Must(uuid.NewV7()), Attempt: 1, EventID: ev.ID, Payload: ev.Payload}
+		return c, r.Scan(&c.Endpoint.ID, &c.OrganizationID, &c.Endpoint.URL, &c.Endpoint.Secret)
+	})
+}
+
+// queueMatchedDeliveries adds the insert of a change's deliveries to b: those in ended as their first
+// attempt left them, the others leased for lease.
+func queueMatchedDeliveries(b *pgx.Batch, claims []webhooks.Claim, ended map[uuid.UUID]webhooks.Outcome, eventID uuid.UUID, lease time.Duration) {
+	n := len(claims)
+	ids, orgs, endpoints := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
+	statuses, reasons := make([]string, n), make([]string, n)
+	made, lastStatus := make([]int32, n), make([]int32, n)
+	next, done := make([]*time.Time, n), make([]bool, n)
+	for i, c := range claims {
+		ids[i], orgs[i], endpoints[i], statuses[i] = c.DeliveryID, c.OrganizationID, c.Endpoint.ID, webhooks.StatusPending
+		out, ok := ended[c.DeliveryID]
+		if !ok {
+			continue
+		}
+		o := webhookOutcome{claim: c, out: out}
+		done[i], statuses[i], reasons[i], next[i] = true, out.Status, out.FailureReason, o.next()
+		made[i], lastStatus[i] = o.made()
+	}
+	b.Queue(insertMatchedWebhookDeliveries, ids, orgs, endpoints, eventID, lease.Seconds(), statuses, reasons, made, lastStatus, next, done)
 }
 
 // claimWebhookDelivery leases a delivery for attempt $2: it must be pending, have made $2-1 attempts
@@ -254,12 +317,41 @@ WHERE id = $1`
 WHERE id = $1`
 )
 
-// webhookOutcomesBatch writes outcomes: the attempt records, the deliveries' new states and the
-// endpoints' health. A batch runs as one transaction. Endpoint rows are updated in id order, so that
-// two replicas recording at once lock them in the same order. Within one batch, the successes reset
-// their endpoints' failure counts before the exhausted deliveries count theirs: the outcomes of one
-// batch happened at the same moment, and no order among them is more right than another.
+// made is how many attempts an outcome adds to its delivery (none when nothing was sent) and the
+// status code the last one got.
+func (o webhookOutcome) made() (int32, int32) {
+	if a := o.out.Attempt; a != nil {
+		return 1, int32(a.StatusCode)
+	}
+	return 0, 0
+}
+
+// next is when the delivery's retry is due; nil unless it stays pending.
+func (o webhookOutcome) next() *time.Time {
+	if o.out.Status == webhooks.StatusPending {
+		return &o.out.NextAttemptAt
+	}
+	return nil
+}
+
+// webhookOutcomesBatch writes outcomes: the deliveries' new states, the attempt records and the
+// endpoints' health. A batch runs as one transaction.
 func webhookOutcomesBatch(outs []webhookOutcome) *pgx.Batch {
+	b := &pgx.Batch{}
+	for _, o := range outs {
+		made, lastStatus := o.made()
+		b.Queue(updateWebhookDelivery, o.claim.DeliveryID, o.out.Status, o.out.FailureReason, made, lastStatus, o.next())
+	}
+	queueAttemptsAndEndpoints(b, outs)
+	return b
+}
+
+// queueAttemptsAndEndpoints adds to b the attempt records of outs and what they do to their
+// endpoints' health. Endpoint rows are updated in id order, so that two replicas recording at once
+// lock them in the same order. Within one batch, the successes reset their endpoints' failure counts
+// before the exhausted deliveries count theirs: the outcomes of one batch happened at the same
+// moment, and no order among them is more right than another.
+func queueAttemptsAndEndpoints(b *pgx.Batch, outs []webhookOutcome) {
 	var (
 		aIDs                       []uuid.UUID
 		aNums, aCodes              []int32
@@ -269,20 +361,12 @@ func webhookOutcomesBatch(outs []webhookOutcome) *pgx.Batch {
 		succeeded, gone, exhausted []uuid.UUID
 		disableAfter               = map[uuid.UUID]int{}
 	)
-	b := &pgx.Batch{}
 	for _, o := range outs {
-		made, lastStatus := int32(0), int32(0)
 		if a := o.out.Attempt; a != nil {
-			made, lastStatus = 1, int32(a.StatusCode)
 			aIDs, aNums, aCodes = append(aIDs, o.claim.DeliveryID), append(aNums, int32(a.Attempt)), append(aCodes, int32(a.StatusCode))
 			aLatency, aErrs, aExcerpts = append(aLatency, a.LatencyMS), append(aErrs, a.Error), append(aExcerpts, a.ResponseExcerpt)
 			aStart, aEnd = append(aStart, a.StartedAt), append(aEnd, a.FinishedAt)
 		}
-		var next *time.Time
-		if o.out.Status == webhooks.StatusPending {
-			next = &o.out.NextAttemptAt
-		}
-		b.Queue(updateWebhookDelivery, o.claim.DeliveryID, o.out.Status, o.out.FailureReason, made, lastStatus, next)
 		switch e := o.out.Endpoint; {
 		case e.Succeeded:
 			succeeded = append(succeeded, o.claim.Endpoint.ID)
@@ -305,7 +389,6 @@ func webhookOutcomesBatch(outs []webhookOutcome) *pgx.Batch {
 	for _, id := range sortedIDs(gone) {
 		b.Queue(disableGoneWebhookEndpoint, id, webhooks.DisabledGone)
 	}
-	return b
 }
 
 // sortedIDs sorts ids in place, keeping duplicates (an endpoint with two exhausted deliveries counts

@@ -2,10 +2,12 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
 
@@ -39,16 +41,44 @@ func webhookFixture(t *testing.T) (*pgxpool.Pool, *store.Webhooks, webhooks.Endp
 	return pool, s, e
 }
 
-// record stores a change and returns its delivery id once the first attempt's lease has run out, as
+// queueChange commits a change of acme/weather to the outbox, as the registry sync does, which queues
+// it for the matcher.
+func queueChange(t *testing.T, pool *pgxpool.Pool, changeID string) {
+	t.Helper()
+	payload, err := proto.Marshal(&verificationv1.IntelChange{ChangeId: changeID, Namespace: "acme", Name: "weather", ChangeType: "x", Risk: "low"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := outbox.Enqueue(context.Background(), pool, outbox.Event{Subject: "intel.change.low", Payload: payload}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// eventOf builds a change's event as the matcher does, with a fixed body.
+func eventOf(c webhooks.Change) (webhooks.Event, error) {
+	return webhooks.Event{ID: uuid.New(), ChangeID: c.ID, Type: webhooks.EventTypeIntelChange, Payload: []byte(`{"a":1}`)}, nil
+}
+
+// sendNothing is a MatchNext send that keeps the claims and sends nothing: every first attempt stays
+// leased.
+func sendNothing(claims *[]webhooks.Claim) func([]webhooks.Claim) func() []webhooks.Attempted {
+	return func(c []webhooks.Claim) func() []webhooks.Attempted {
+		*claims = c
+		return func() []webhooks.Attempted { return nil }
+	}
+}
+
+// record matches a change and returns its delivery id once the first attempt's lease has run out, as
 // when the replica that matched the change stopped before sending it: the job path may claim it.
 func record(t *testing.T, s *store.Webhooks, pool *pgxpool.Pool) uuid.UUID {
 	t.Helper()
 	ctx := context.Background()
 	changeID := uuid.NewString()
-	claims, err := s.RecordChange(ctx, webhooks.Change{ID: changeID, Namespace: "acme", Name: "weather", ChangeType: "x", Risk: "low"},
-		webhooks.Event{ID: uuid.New(), ChangeID: changeID, Type: webhooks.EventTypeIntelChange, Payload: []byte(`{}`)}, time.Millisecond)
-	if err != nil || len(claims) != 1 {
-		t.Fatalf("RecordChange = %v, %v; want 1 delivery", claims, err)
+	queueChange(t, pool, changeID)
+	var claims []webhooks.Claim
+	found, err := s.MatchNext(ctx, eventOf, time.Millisecond, sendNothing(&claims))
+	if err != nil || !found || len(claims) != 1 {
+		t.Fatalf("MatchNext = %v, %v, %v; want 1 delivery", claims, found, err)
 	}
 	time.Sleep(10 * time.Millisecond)
 	var id uuid.UUID
@@ -61,33 +91,39 @@ func record(t *testing.T, s *store.Webhooks, pool *pgxpool.Pool) uuid.UUID {
 	return id
 }
 
-// TestRecordChangeLeasesFirstAttempts: a change's deliveries are committed leased to the caller, with
-// what sending needs and no job; nobody else may claim them during the lease, a change recorded twice
-// gives nothing the second time, and a lease that runs out makes the delivery due for the scheduler.
-func TestRecordChangeLeasesFirstAttempts(t *testing.T) {
+// TestMatchNextLeasesFirstAttempts: a queued change's deliveries are committed leased to the matcher,
+// with what sending needs and no job; nobody else may claim them during the lease; the queue is then
+// empty; a copy of the change is taken but gives nothing; and a lease that runs out makes the
+// delivery due for the scheduler.
+func TestMatchNextLeasesFirstAttempts(t *testing.T) {
 	t.Parallel()
 	pool, s, e := webhookFixture(t)
 	ctx := context.Background()
-	change := webhooks.Change{ID: uuid.NewString(), Namespace: "acme", Name: "weather", ChangeType: "x", Risk: "low"}
-	ev := webhooks.Event{ID: uuid.New(), ChangeID: change.ID, Type: webhooks.EventTypeIntelChange, Payload: []byte(`{"a":1}`)}
-	claims, err := s.RecordChange(ctx, change, ev, 300*time.Millisecond)
-	if err != nil || len(claims) != 1 {
-		t.Fatalf("RecordChange = %v, %v; want 1 claim", claims, err)
+	changeID := uuid.NewString()
+	queueChange(t, pool, changeID)
+	var claims []webhooks.Claim
+	found, err := s.MatchNext(ctx, eventOf, 300*time.Millisecond, sendNothing(&claims))
+	if err != nil || !found || len(claims) != 1 {
+		t.Fatalf("MatchNext = %v, %v, %v; want 1 claim", claims, found, err)
 	}
 	c := claims[0]
-	if c.Attempt != 1 || c.EventID != ev.ID || string(c.Payload) != `{"a":1}` || c.Endpoint.ID != e.ID ||
+	if c.Attempt != 1 || c.OrganizationID != e.OrganizationID || string(c.Payload) != `{"a":1}` || c.Endpoint.ID != e.ID ||
 		c.Endpoint.URL != "https://hooks.example.com" || c.Endpoint.Secret != "whsec_AAAA" || c.Endpoint.Disabled || c.Endpoint.Revoked {
 		t.Fatalf("claim = %+v", c)
 	}
-	var jobs int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM outbox`).Scan(&jobs); err != nil || jobs != 0 {
-		t.Fatalf("outbox rows = %d (%v), want none: first attempts need no job", jobs, err)
+	if n := count(t, pool, `SELECT count(*) FROM outbox WHERE subject NOT LIKE 'intel.change.%'`); n != 0 {
+		t.Fatalf("job rows = %d, want none: first attempts need no job", n)
 	}
 	if _, found, err := s.ClaimDelivery(ctx, c.DeliveryID, 1, time.Minute); err != nil || found {
 		t.Fatalf("ClaimDelivery during the lease: found=%v err=%v", found, err)
 	}
-	if again, err := s.RecordChange(ctx, change, ev, time.Minute); err != nil || len(again) != 0 {
-		t.Fatalf("second RecordChange = %v, %v; want nothing", again, err)
+	claims = nil
+	if found, err := s.MatchNext(ctx, eventOf, time.Minute, sendNothing(&claims)); err != nil || found || len(claims) != 0 {
+		t.Fatalf("MatchNext of an empty queue = %v, %v, %v", claims, found, err)
+	}
+	queueChange(t, pool, changeID) // sent again by the registry sync
+	if found, err := s.MatchNext(ctx, eventOf, time.Minute, sendNothing(&claims)); err != nil || !found || len(claims) != 0 {
+		t.Fatalf("MatchNext of a copy = %v, %v, %v; want it taken, with no delivery", claims, found, err)
 	}
 	if n, err := s.EnqueueDue(ctx, 10, time.Hour); err != nil || n != 0 {
 		t.Fatalf("EnqueueDue during the lease = %d, %v; want 0", n, err)
@@ -95,6 +131,91 @@ func TestRecordChangeLeasesFirstAttempts(t *testing.T) {
 	time.Sleep(400 * time.Millisecond)
 	if n, err := s.EnqueueDue(ctx, 10, time.Hour); err != nil || n != 1 {
 		t.Fatalf("EnqueueDue after the lease = %d, %v; want the first attempt's job", n, err)
+	}
+}
+
+// TestMatchNextRecordsEndedAttempts: the outcomes that send's wait returns are recorded with the
+// deliveries, in the matcher's transaction; the others stay leased for their own record.
+func TestMatchNextRecordsEndedAttempts(t *testing.T) {
+	t.Parallel()
+	pool, s, e := webhookFixture(t)
+	ctx := context.Background()
+	other, err := s.CreateEndpoint(ctx, webhooks.Endpoint{ID: uuid.New(), OrganizationID: e.OrganizationID, URL: "https://late.example.com", EventTypes: []string{}}, "whsec_BBBB", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queueChange(t, pool, uuid.NewString())
+	var late webhooks.Claim
+	send := func(claims []webhooks.Claim) func() []webhooks.Attempted {
+		return func() []webhooks.Attempted {
+			var ended []webhooks.Attempted
+			for _, c := range claims {
+				if c.Endpoint.ID == other.ID {
+					late = c
+					continue
+				}
+				now := time.Now()
+				ended = append(ended, webhooks.Attempted{Claim: c, Outcome: webhooks.Outcome{Status: webhooks.StatusSucceeded,
+					Attempt: &webhooks.Attempt{Attempt: 1, StatusCode: 204, StartedAt: now, FinishedAt: now}, Endpoint: webhooks.EndpointEffect{Succeeded: true}}})
+			}
+			return ended
+		}
+	}
+	if found, err := s.MatchNext(ctx, eventOf, time.Minute, send); err != nil || !found {
+		t.Fatalf("MatchNext = %v, %v", found, err)
+	}
+	rows, err := pool.Query(ctx, `SELECT d.endpoint_id, d.status, d.attempt_count, d.lease_until IS NOT NULL, (SELECT count(*) FROM webhook_attempts a WHERE a.delivery_id = d.id)
+		FROM webhook_deliveries d`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		status         string
+		made, attempts int
+		leased         bool
+	}
+	got := map[uuid.UUID]row{}
+	var id uuid.UUID
+	var r row
+	if _, err := pgx.ForEachRow(rows, []any{&id, &r.status, &r.made, &r.leased, &r.attempts}, func() error { got[id] = r; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if want := (row{status: webhooks.StatusSucceeded, made: 1, attempts: 1}); got[e.ID] != want {
+		t.Errorf("answered delivery = %+v, want %+v", got[e.ID], want)
+	}
+	if want := (row{status: webhooks.StatusPending, leased: true}); got[other.ID] != want || late.Endpoint.ID != other.ID {
+		t.Errorf("late delivery = %+v (claim %+v), want %+v", got[other.ID], late, want)
+	}
+}
+
+// TestMatchNextDropsUnusableChanges: a queued payload that does not decode, and a change the matcher
+// refuses, leave the queue with ErrChangeDropped instead of holding up the changes after them.
+func TestMatchNextDropsUnusableChanges(t *testing.T) {
+	t.Parallel()
+	pool, s, _ := webhookFixture(t)
+	ctx := context.Background()
+	if _, err := outbox.Enqueue(ctx, pool, outbox.Event{Subject: "intel.change.low", Payload: []byte{0xff, 0xff}}); err != nil {
+		t.Fatal(err)
+	}
+	queueChange(t, pool, "refused")
+	queueChange(t, pool, uuid.NewString())
+	refuse := func(c webhooks.Change) (webhooks.Event, error) {
+		if c.ID == "refused" {
+			return webhooks.Event{}, errors.New("no")
+		}
+		return eventOf(c)
+	}
+	var claims []webhooks.Claim
+	for i := range 2 {
+		if found, err := s.MatchNext(ctx, refuse, time.Minute, sendNothing(&claims)); !found || !errors.Is(err, webhooks.ErrChangeDropped) {
+			t.Fatalf("MatchNext %d = %v, %v; want the change dropped", i, found, err)
+		}
+	}
+	if found, err := s.MatchNext(ctx, refuse, time.Minute, sendNothing(&claims)); err != nil || !found || len(claims) != 1 {
+		t.Fatalf("MatchNext after the dropped ones = %v, %v, %v; want 1 claim", claims, found, err)
+	}
+	if n := count(t, pool, `SELECT count(*) FROM webhook_pending_changes`); n != 0 {
+		t.Fatalf("queued changes left = %d, want 0", n)
 	}
 }
 

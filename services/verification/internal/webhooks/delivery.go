@@ -30,30 +30,39 @@ func LeaseFor(timeout time.Duration) time.Duration { return timeout + leaseMargi
 // job tries again once the lease has run out. It returns an error only when the outcome could not be
 // recorded; the caller must then leave the job unacknowledged.
 func (s *Service) Deliver(ctx context.Context, deliveryID uuid.UUID, attempt int) error {
-	if !s.slots.acquire(ctx) {
-		return ctx.Err()
-	}
-	defer s.slots.release()
+	leased := s.now()
 	c, found, err := s.store.ClaimDelivery(ctx, deliveryID, attempt, LeaseFor(s.cfg.Timeout))
 	if err != nil || !found {
 		return err
 	}
-	out, err := s.attempt(ctx, c)
+	out, err := s.attempt(ctx, c, leased)
 	if err != nil {
 		return err
 	}
 	return s.store.RecordOutcome(ctx, c, out)
 }
 
-// attempt decides what becomes of a claimed delivery, sending it when its endpoint may receive it.
-// It fails only when ctx ends during the POST: shutting down, the service records nothing, so that
-// the redelivered job tries again.
-func (s *Service) attempt(ctx context.Context, c Claim) (Outcome, error) {
+// errLeaseLapsed: a delivery waited for a slot until its lease, taken at leased, had too little left
+// for a POST and its record; it is left to the lease's end and the work queue.
+var errLeaseLapsed = errors.New("webhook delivery: the lease ran short while waiting for a delivery slot")
+
+// attempt decides what becomes of a delivery claimed at leased, sending it when its endpoint may
+// receive it, once it has one of the replica's delivery slots (Config.Workers: the POSTs in flight).
+// It fails only when ctx ends first (shutting down, the service records nothing, so that the
+// redelivered job tries again) or with errLeaseLapsed.
+func (s *Service) attempt(ctx context.Context, c Claim, leased time.Time) (Outcome, error) {
 	switch {
 	case c.Endpoint.Revoked:
 		return Outcome{Status: StatusFailed, FailureReason: ReasonEndpointRevoked}, nil
 	case c.Endpoint.Disabled:
 		return Outcome{Status: StatusFailed, FailureReason: ReasonEndpointDisabled}, nil
+	}
+	if !s.slots.acquire(ctx) {
+		return Outcome{}, ctx.Err()
+	}
+	defer s.slots.release()
+	if s.now().Sub(leased) > leaseMargin {
+		return Outcome{}, errLeaseLapsed
 	}
 	rec, sendErr := s.send(ctx, c)
 	if ctx.Err() != nil {

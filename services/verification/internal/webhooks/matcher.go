@@ -3,69 +3,101 @@ package webhooks
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 )
 
-// HandleChange turns a change into deliveries: one per endpoint of each organization whose active
-// watch of the server matches it (Store.RecordChange). It is idempotent by change id and returns how
-// many deliveries it created.
+// MatcherConcurrency is how many changes one replica matches at once: each is one short transaction,
+// and changes are independent (idempotent by change id), so their order does not matter.
+const MatcherConcurrency = 16
+
+// matcherPoll is how often an idle matcher looks at its queue without a wake-up, in case one was lost
+// (the listener reconnecting, say).
+const matcherPoll = time.Second
+
+// ErrChangeDropped wraps why a queued change could never be matched: it left the queue.
+var ErrChangeDropped = errors.New("change dropped")
+
+// RunMatcher turns queued changes into deliveries until ctx ends: MatcherConcurrency loops, each
+// taking one change at a time (Store.MatchNext), woken by wake when a change is queued and every
+// matcherPoll otherwise. Several replicas may run it: a change is taken by one of them.
 //
-// It sends their first attempts itself, from this replica, rather than through the work queue: the
-// deliveries are committed already leased to it, so a first attempt costs a POST and its record, not
-// an outbox row, a relay, a broker round trip and a claim. It returns once each first attempt has
-// one of the replica's delivery slots (Config.Workers, shared with the work queue's jobs), not when
-// they end. An attempt this replica never records (it stopped, or crashed) becomes due when its lease
-// runs out, and the scheduler enqueues its job like any retry's.
-func (s *Service) HandleChange(ctx context.Context, c Change) (int, error) {
-	if c.ID == "" || c.Namespace == "" || c.Name == "" {
-		return 0, fault.ErrInvalidChange
+// The replica that matches a change sends the first attempts of its deliveries itself, rather than
+// through the work queue, while its transaction writes the deliveries' rows (firstAttempts): the
+// outcomes of receivers that answer at once are recorded in that same transaction, so that a
+// change costs one transaction, not a job per delivery with its outbox row, relay, broker round trip,
+// claim and record. Attempts take the replica's delivery slots (Config.Workers, shared with the work
+// queue's jobs). An attempt this replica never records (it stopped, or crashed) becomes due when its
+// lease runs out, and the scheduler enqueues its job like any retry's. RunMatcher returns when ctx
+// ends and every first attempt has ended.
+func (s *Service) RunMatcher(ctx context.Context, wake chan struct{}) error {
+	var loops sync.WaitGroup
+	for range MatcherConcurrency {
+		loops.Go(func() { s.matchLoop(ctx, wake) })
 	}
-	ev, err := newEvent(c, s.now())
-	if err != nil {
-		return 0, err
-	}
-	leased := s.now()
-	claims, err := s.store.RecordChange(ctx, c, ev, LeaseFor(s.cfg.Timeout))
-	if err != nil {
-		return 0, err
-	}
-	for _, cl := range claims {
-		if !s.slots.acquire(ctx) {
-			break // stopping: the leases run out and the scheduler enqueues these
+	loops.Wait()
+	s.sending.Wait()
+	return ctx.Err()
+}
+
+func (s *Service) matchLoop(ctx context.Context, wake chan struct{}) {
+	backoff := matcherPoll
+	for ctx.Err() == nil {
+		first := &firstAttempts{s: s, ctx: ctx, leased: s.now(), taken: func() { passOn(wake) }}
+		found, err := s.store.MatchNext(ctx, s.eventOf, LeaseFor(s.cfg.Timeout), first.send)
+		first.finish(err == nil)
+		switch {
+		case errors.Is(err, ErrChangeDropped):
+			s.log.Error("webhook matcher: change dropped", "error", err)
+			continue
+		case err != nil:
+			if ctx.Err() == nil {
+				s.log.Warn("webhook matcher: change not matched; will retry", "error", err, "retry_in", backoff.String())
+			}
+			sleep(ctx, backoff)
+			backoff = min(2*backoff, 30*time.Second)
+			continue
+		case found:
+			backoff = matcherPoll
+			passOn(wake)
+			continue
 		}
-		s.sending.Go(func() {
-			defer s.slots.release()
-			s.sendFirst(ctx, cl, leased)
-		})
-	}
-	return len(claims), nil
-}
-
-// sendFirst makes the first attempt of a delivery that RecordChange leased at leased, unless the lease
-// has too little left for a POST and its record: that one is left to expire and go through the work
-// queue. A record that fails leaves the delivery leased, the same as a job that was not acknowledged.
-func (s *Service) sendFirst(ctx context.Context, c Claim, leased time.Time) {
-	if s.now().Sub(leased) > leaseMargin {
-		s.log.Warn("webhook delivery: first attempt waited past its lease; the work queue will send it",
-			"delivery_id", c.DeliveryID, "endpoint_id", c.Endpoint.ID)
-		return
-	}
-	out, err := s.attempt(ctx, c)
-	if err != nil {
-		return // stopping: nothing is recorded
-	}
-	if err := s.store.RecordOutcome(ctx, c, out); err != nil && ctx.Err() == nil {
-		s.log.Warn("webhook delivery: first attempt not recorded; the work queue will send it again once its lease runs out",
-			"delivery_id", c.DeliveryID, "error", err)
+		select {
+		case <-ctx.Done():
+		case <-wake:
+		case <-time.After(matcherPoll):
+		}
 	}
 }
 
-// Wait waits for the first attempts in flight, which end soon after the context they were started
-// with: call it after the matcher has stopped and before the store's pool closes.
-func (s *Service) Wait() { s.sending.Wait() }
+// eventOf builds the event of a change (Store.MatchNext calls it); a change without an id or a
+// server is refused.
+func (s *Service) eventOf(c Change) (Event, error) {
+	if c.ID == "" || c.Namespace == "" || c.Name == "" {
+		return Event{}, fault.ErrInvalidChange
+	}
+	return newEvent(c, s.now())
+}
+
+// passOn wakes another matcher, if none is awake already: one notification may stand for many
+// changes, and each matcher takes one at a time.
+func passOn(wake chan struct{}) {
+	select {
+	case wake <- struct{}{}:
+	default:
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
 
 // EventBody is the JSON every receiver gets, in the Standard Webhooks shape {type, timestamp, data}
 // plus the event id (equal to the webhook-id header):
@@ -99,8 +131,13 @@ type ChangeData struct {
 	DetectedAt  time.Time `json:"detected_at"`
 }
 
+// changeEventSpace is the name space of the change events' ids (RFC 9562 name-based UUIDs).
+var changeEventSpace = uuid.MustParse("9b0f6a8e-3c1d-5e2f-8a47-6d1c2b3e4f50")
+
 func newEvent(c Change, now time.Time) (Event, error) {
-	id := uuid.Must(uuid.NewV7())
+	// The id derives from the change's, so that a change matched again (its transaction rolled
+	// back after its first attempts went out) reaches receivers under the same webhook-id.
+	id := uuid.NewSHA1(changeEventSpace, []byte(c.ID))
 	at := c.DetectedAt
 	if at.IsZero() {
 		at = now

@@ -46,8 +46,8 @@ type Service struct {
 	log     *slog.Logger
 	now     func() time.Time
 	jitter  func() float64
-	// slots bounds the POSTs in flight (Config.Workers); sending tracks the first attempts that
-	// HandleChange started.
+	// slots bounds the POSTs in flight (Config.Workers); sending tracks the first attempts that the
+	// matcher started.
 	slots   slots
 	sending sync.WaitGroup
 }
