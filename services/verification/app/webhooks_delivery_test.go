@@ -3,6 +3,8 @@ package app_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -212,5 +214,33 @@ func TestReplayKeepsEventID(t *testing.T) {
 	}
 	if again := s.must("GET", "/v1/intelligence/webhooks/deliveries/"+original["id"].(string), key, nil, http.StatusOK); again["attempt_count"] != 1.0 {
 		t.Errorf("original delivery after replay = %v, want its single attempt untouched", again)
+	}
+}
+
+// TestSlowFirstAttemptRecordsItself: a receiver that answers after the matcher's transaction has
+// committed (it waits only a few milliseconds for first attempts) still gets one attempt, recorded by
+// the attempt itself, and the delivery's lease ends with it.
+func TestSlowFirstAttemptRecordsItself(t *testing.T) {
+	t.Parallel()
+	s := startWebhooks(t, catalog{server: true}, "", nil)
+	key := s.newKey("acme")
+	var calls atomic.Int32
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		calls.Add(1)
+		time.Sleep(300 * time.Millisecond)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(slow.Close)
+	endpointID, _ := s.endpoint(key, slow.URL)
+	s.watch(key, server, nil)
+	s.publish(change(server, "remote_url_changed", "high"))
+
+	list := s.settled(key, endpointID, 1)
+	d := s.must("GET", "/v1/intelligence/webhooks/deliveries/"+list[0]["id"].(string), key, nil, http.StatusOK)
+	if d["status"] != "succeeded" || d["attempt_count"] != 1.0 || calls.Load() != 1 {
+		t.Fatalf("delivery = %v after %d POSTs, want succeeded after one", d, calls.Load())
+	}
+	if n := s.Count(`SELECT count(*) FROM webhook_deliveries WHERE lease_until IS NOT NULL`); n != 0 {
+		t.Errorf("leased deliveries = %d, want none", n)
 	}
 }

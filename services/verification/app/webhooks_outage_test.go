@@ -9,7 +9,8 @@ import (
 )
 
 // TestNATSOutageLosesNothing stops NATS, commits changes, and starts it again: every change is
-// delivered once, because the change and its jobs wait in the outbox and the consumers are durable.
+// delivered once (first attempts do not go through NATS), and the changes' events wait in the outbox
+// until NATS is back.
 func TestNATSOutageLosesNothing(t *testing.T) {
 	t.Parallel()
 	nats := natstest.Start(t)
