@@ -27,6 +27,9 @@ type Client struct {
 	dial  func(ctx context.Context, network, address string) (net.Conn, error)
 	sleep func(ctx context.Context, d time.Duration) error
 
+	// idlePerHost is how many idle connections to one host are kept for reuse.
+	idlePerHost int
+
 	transport *http.Transport
 	http      *http.Client
 }
@@ -50,6 +53,17 @@ func WithTLSConfig(cfg *tls.Config) Option {
 	return func(c *Client) {
 		if cfg != nil {
 			c.tlsConfig = cfg.Clone()
+		}
+	}
+}
+
+// WithIdleConnsPerHost keeps up to n idle connections to each host for reuse (net/http's default is
+// 2): a client that sends many requests to one host at once, such as webhook deliveries to one
+// receiver, would otherwise open and close a connection (and a TLS session) for most of them.
+func WithIdleConnsPerHost(n int) Option {
+	return func(c *Client) {
+		if n > 0 {
+			c.idlePerHost = n
 		}
 	}
 }
@@ -110,7 +124,8 @@ func New(p Policy, opts ...Option) *Client {
 		TLSClientConfig:       tlsConfig,
 		ForceAttemptHTTP2:     true,
 		TLSHandshakeTimeout:   10 * time.Second,
-		MaxIdleConns:          100,
+		MaxIdleConns:          max(100, c.idlePerHost),
+		MaxIdleConnsPerHost:   c.idlePerHost,
 		IdleConnTimeout:       90 * time.Second,
 		ExpectContinueTimeout: time.Second,
 		// Go's default allows 10 MB of headers; 1 MiB is ample and keeps a hostile server from using

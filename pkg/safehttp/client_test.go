@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -309,5 +310,61 @@ func TestDoNotModified(t *testing.T) {
 	resp.Body.Close()
 	if resp.Status != http.StatusNotModified || resp.Header.Get("ETag") != `"v1"` {
 		t.Errorf("got status %d, ETag %q; want 304, \"v1\"", resp.Status, resp.Header.Get("ETag"))
+	}
+}
+
+// TestIdleConnsPerHostReusesConnections: rounds of concurrent requests to one host reuse the
+// connections of the first round when the client keeps that many idle, and open new ones for most
+// requests with net/http's default of two.
+func TestIdleConnsPerHostReusesConnections(t *testing.T) {
+	t.Parallel()
+	const concurrent, rounds = 8, 5
+	for _, tc := range []struct {
+		name     string
+		opts     []Option
+		maxDials int
+	}{
+		{"kept", []Option{WithIdleConnsPerHost(concurrent)}, concurrent},
+		{"default", nil, rounds * concurrent},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			release := make(chan struct{})
+			var arrived atomic.Int64
+			srv, _ := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+				arrived.Add(1)
+				<-release
+			})
+			c, dials := newTestClient(t, Policy{AllowPrivate: loopbackOnly}, tc.opts...)
+			for range rounds {
+				var wg sync.WaitGroup
+				for range concurrent {
+					wg.Go(func() {
+						resp, err := c.Do(context.Background(), &Request{URL: srv.URL})
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						_ = resp.Body.Close()
+					})
+				}
+				// Every request of the round is in flight at once before any is answered.
+				for arrived.Load() < concurrent {
+					time.Sleep(time.Millisecond)
+				}
+				for range concurrent {
+					release <- struct{}{}
+				}
+				wg.Wait()
+				arrived.Store(0)
+			}
+			n := len(dials.list())
+			if n > tc.maxDials {
+				t.Errorf("dials = %d, want at most %d", n, tc.maxDials)
+			}
+			if tc.opts == nil && n <= concurrent {
+				t.Errorf("dials = %d with the default pool, want more than %d (the test would not show reuse)", n, concurrent)
+			}
+		})
 	}
 }

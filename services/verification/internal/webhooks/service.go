@@ -94,7 +94,8 @@ const (
 
 // newClient returns the SSRF-safe client of the workers: one attempt per call, because retries are the
 // delivery schedule's (kept in PostgreSQL), and no redirects, because a 30x to a POST would turn it
-// into a GET and a receiver that moved must be re-registered.
+// into a GET and a receiver that moved must be re-registered. It keeps as many idle connections to a
+// receiver as POSTs may be in flight to it, so that a change's deliveries reuse them.
 func newClient(cfg Config) *safehttp.Client {
 	return safehttp.New(safehttp.Policy{
 		AllowPrivate: cfg.AllowPrivate,
@@ -102,5 +103,5 @@ func newClient(cfg Config) *safehttp.Client {
 		MaxAttempts:  1,
 		MaxRedirects: -1,
 		MaxBytes:     readLimit,
-	})
+	}, safehttp.WithIdleConnsPerHost(cfg.Workers))
 }
