@@ -13,7 +13,7 @@ import (
 
 // MatcherConcurrency is how many changes one replica matches at once: each is one short transaction,
 // and changes are independent (idempotent by change id), so their order does not matter.
-const MatcherConcurrency = 16
+const MatcherConcurrency = 8
 
 // matcherPoll is how often an idle matcher looks at its queue without a wake-up, in case one was lost
 // (the listener reconnecting, say).
@@ -23,14 +23,14 @@ const matcherPoll = time.Second
 var ErrChangeDropped = errors.New("change dropped")
 
 // RunMatcher turns queued changes into deliveries until ctx ends: MatcherConcurrency loops, each
-// taking one change at a time (Store.MatchNext), woken by wake when a change is queued and every
-// matcherPoll otherwise. Several replicas may run it: a change is taken by one of them.
+// taking one change at a time (Store.MatchNext), woken by wake when a change is queued and, one of
+// them, every matcherPoll otherwise. Several replicas may run it: a change is taken by one of them.
 //
-// The replica that matches a change sends the first attempts of its deliveries itself, rather than
-// through the work queue, while its transaction writes the deliveries' rows (firstAttempts): the
-// outcomes of receivers that answer at once are recorded in that same transaction, so that a
-// change costs one transaction, not a job per delivery with its outbox row, relay, broker round trip,
-// claim and record. Attempts take the replica's delivery slots (Config.Workers, shared with the work
+// The replica that matches a change sends the first attempts of its deliveries itself, during the
+// transaction that takes the change, rather than through the work queue (firstAttempts): the
+// outcomes of receivers that answer at once are recorded in that same transaction with the
+// deliveries, so that a change costs one transaction, not a job per delivery with its outbox row,
+// relay, broker round trip, claim and record. Attempts take the replica's delivery slots (Config.Workers, shared with the work
 // queue's jobs). An attempt this replica never records (it stopped, or crashed) becomes due when its
 // lease runs out, and the scheduler enqueues its job like any retry's. RunMatcher returns when ctx
 // ends and every first attempt has ended.
@@ -38,6 +38,17 @@ func (s *Service) RunMatcher(ctx context.Context, wake chan struct{}) error {
 	var loops sync.WaitGroup
 	for range MatcherConcurrency {
 		loops.Go(func() { s.matchLoop(ctx, wake) })
+	}
+	// One wake-up a poll, not one per loop: an idle replica holds one connection a second, not one
+	// per matcher.
+	poll := time.NewTicker(matcherPoll)
+	defer poll.Stop()
+	for ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-poll.C:
+			passOn(wake)
+		}
 	}
 	loops.Wait()
 	s.sending.Wait()
@@ -69,7 +80,6 @@ func (s *Service) matchLoop(ctx context.Context, wake chan struct{}) {
 		select {
 		case <-ctx.Done():
 		case <-wake:
-		case <-time.After(matcherPoll):
 		}
 	}
 }
