@@ -13,7 +13,7 @@ import (
 
 // MatcherConcurrency is how many changes one replica matches at once: each is one short transaction,
 // and changes are independent (idempotent by change id), so their order does not matter.
-const MatcherConcurrency = 8
+const MatcherConcurrency = 16
 
 // matcherPoll is how often an idle matcher looks at its queue without a wake-up, in case one was lost
 // (the listener reconnecting, say).
@@ -39,8 +39,9 @@ func (s *Service) RunMatcher(ctx context.Context, wake chan struct{}) error {
 	for range MatcherConcurrency {
 		loops.Go(func() { s.matchLoop(ctx, wake) })
 	}
-	// One wake-up a poll, not one per loop: an idle replica holds one connection a second, not one
-	// per matcher.
+	// The loops start asleep and wake one another while they find changes, and one wake-up a poll
+	// rather than one per loop: an idle replica uses one connection a second, not one per matcher.
+	passOn(wake) // what was queued before the start
 	poll := time.NewTicker(matcherPoll)
 	defer poll.Stop()
 	for ctx.Err() == nil {
@@ -58,28 +59,28 @@ func (s *Service) RunMatcher(ctx context.Context, wake chan struct{}) error {
 func (s *Service) matchLoop(ctx context.Context, wake chan struct{}) {
 	backoff := matcherPoll
 	for ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+		}
 		first := &firstAttempts{s: s, ctx: ctx, leased: s.now(), taken: func() { passOn(wake) }}
 		found, err := s.store.MatchNext(ctx, s.eventOf, LeaseFor(s.cfg.Timeout), first.send)
 		first.finish(err == nil)
 		switch {
 		case errors.Is(err, ErrChangeDropped):
 			s.log.Error("webhook matcher: change dropped", "error", err)
-			continue
+			passOn(wake)
 		case err != nil:
 			if ctx.Err() == nil {
 				s.log.Warn("webhook matcher: change not matched; will retry", "error", err, "retry_in", backoff.String())
 			}
 			sleep(ctx, backoff)
 			backoff = min(2*backoff, 30*time.Second)
-			continue
+			passOn(wake)
 		case found:
 			backoff = matcherPoll
 			passOn(wake)
-			continue
-		}
-		select {
-		case <-ctx.Done():
-		case <-wake:
 		}
 	}
 }
