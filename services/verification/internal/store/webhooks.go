@@ -19,7 +19,7 @@ type Webhooks struct {
 	events Events
 	// claims and outcomes group the delivery workers' leases and records (webhooks_batch.go).
 	claims   *coalescer[claimRequest, claimResult]
-	outcomes *coalescer[webhookOutcome, struct{}]
+	outcomes *coalescer[webhooks.Attempted, struct{}]
 }
 
 var _ webhooks.Store = (*Webhooks)(nil)

@@ -125,16 +125,10 @@ func (s *Webhooks) MatchNext(ctx context.Context, event func(webhooks.Change) (w
 			return err
 		}
 		ended := send(claims)()
-		outs := make([]webhookOutcome, len(ended))
-		byID := make(map[uuid.UUID]webhooks.Outcome, len(ended))
-		for i, a := range ended {
-			outs[i] = webhookOutcome{claim: a.Claim, out: a.Outcome}
-			byID[a.Claim.DeliveryID] = a.Outcome
-		}
 		b := &pgx.Batch{}
 		b.Queue(`INSERT INTO webhook_events (id, change_id, type, payload) VALUES ($1, $2, $3, $4)`, ev.ID, ev.ChangeID, ev.Type, ev.Payload)
-		queueMatchedDeliveries(b, claims, byID, ev.ID, lease)
-		queueAttemptsAndEndpoints(b, outs)
+		queueMatchedDeliveries(b, claims, ended, ev.ID, lease)
+		queueAttemptsAndEndpoints(b, ended)
 		return tx.SendBatch(ctx, b).Close()
 	})
 	switch {
@@ -161,7 +155,11 @@ func (s *Webhooks) match(ctx context.Context, tx pgx.Tx, c webhooks.Change, ev w
 
 // queueMatchedDeliveries adds the insert of a change's deliveries to b: those in ended as their first
 // attempt left them, the others leased for lease.
-func queueMatchedDeliveries(b *pgx.Batch, claims []webhooks.Claim, ended map[uuid.UUID]webhooks.Outcome, eventID uuid.UUID, lease time.Duration) {
+func queueMatchedDeliveries(b *pgx.Batch, claims []webhooks.Claim, ended []webhooks.Attempted, eventID uuid.UUID, lease time.Duration) {
+	outcomes := make(map[uuid.UUID]webhooks.Outcome, len(ended))
+	for _, a := range ended {
+		outcomes[a.Claim.DeliveryID] = a.Outcome
+	}
 	n := len(claims)
 	ids, orgs, endpoints := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
 	statuses, reasons := make([]string, n), make([]string, n)
@@ -169,13 +167,12 @@ func queueMatchedDeliveries(b *pgx.Batch, claims []webhooks.Claim, ended map[uui
 	next, done := make([]*time.Time, n), make([]bool, n)
 	for i, c := range claims {
 		ids[i], orgs[i], endpoints[i], statuses[i] = c.DeliveryID, c.OrganizationID, c.Endpoint.ID, webhooks.StatusPending
-		out, ok := ended[c.DeliveryID]
+		out, ok := outcomes[c.DeliveryID]
 		if !ok {
 			continue
 		}
-		o := webhookOutcome{claim: c, out: out}
-		done[i], statuses[i], reasons[i], next[i] = true, out.Status, out.FailureReason, o.next()
-		made[i], lastStatus[i] = o.made()
+		done[i], statuses[i], reasons[i], next[i] = true, out.Status, out.FailureReason, nextAttempt(out)
+		made[i], lastStatus[i] = attemptsMade(out)
 	}
 	b.Queue(insertMatchedWebhookDeliveries, uuidArray(ids), uuidArray(orgs), uuidArray(endpoints), eventID, lease.Seconds(), statuses, reasons, made, lastStatus, next, done)
 }
@@ -234,7 +231,7 @@ func (s *Webhooks) ClaimDelivery(ctx context.Context, deliveryID uuid.UUID, atte
 // shared with the other workers that record at the same moment. If it fails the lease simply
 // expires, and the job, left unacknowledged, runs again.
 func (s *Webhooks) RecordOutcome(ctx context.Context, c webhooks.Claim, out webhooks.Outcome) error {
-	_, err := s.outcomes.do(ctx, webhookOutcome{claim: c, out: out})
+	_, err := s.outcomes.do(ctx, webhooks.Attempted{Claim: c, Outcome: out})
 	return err
 }
 
@@ -265,22 +262,16 @@ func (s *Webhooks) claimDeliveries(ctx context.Context, reqs []claimRequest) ([]
 	return out, nil
 }
 
-// webhookOutcome is what became of one claimed delivery.
-type webhookOutcome struct {
-	claim webhooks.Claim
-	out   webhooks.Outcome
-}
-
 // recordOutcomes writes outcomes in one transaction. When that fails, each is tried alone, so that
 // one outcome the database refuses cannot fail the others' records (their jobs would be sent again).
-func (s *Webhooks) recordOutcomes(ctx context.Context, outs []webhookOutcome) ([]struct{}, error) {
+func (s *Webhooks) recordOutcomes(ctx context.Context, outs []webhooks.Attempted) ([]struct{}, error) {
 	err := s.pool.SendBatch(ctx, webhookOutcomesBatch(outs)).Close()
 	if err == nil || len(outs) == 1 {
 		return make([]struct{}, len(outs)), err
 	}
 	var errs []error
 	for _, o := range outs {
-		if err := s.pool.SendBatch(ctx, webhookOutcomesBatch([]webhookOutcome{o})).Close(); err != nil {
+		if err := s.pool.SendBatch(ctx, webhookOutcomesBatch([]webhooks.Attempted{o})).Close(); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -317,30 +308,30 @@ WHERE id = $1`
 WHERE id = $1`
 )
 
-// made is how many attempts an outcome adds to its delivery (none when nothing was sent) and the
-// status code the last one got.
-func (o webhookOutcome) made() (int32, int32) {
-	if a := o.out.Attempt; a != nil {
+// attemptsMade is how many attempts an outcome adds to its delivery (none when nothing was sent) and
+// the status code the last one got.
+func attemptsMade(out webhooks.Outcome) (int32, int32) {
+	if a := out.Attempt; a != nil {
 		return 1, int32(a.StatusCode)
 	}
 	return 0, 0
 }
 
-// next is when the delivery's retry is due; nil unless it stays pending.
-func (o webhookOutcome) next() *time.Time {
-	if o.out.Status == webhooks.StatusPending {
-		return &o.out.NextAttemptAt
+// nextAttempt is when the delivery's retry is due; nil unless it stays pending.
+func nextAttempt(out webhooks.Outcome) *time.Time {
+	if out.Status == webhooks.StatusPending {
+		return &out.NextAttemptAt
 	}
 	return nil
 }
 
 // webhookOutcomesBatch writes outcomes: the deliveries' new states, the attempt records and the
 // endpoints' health. A batch runs as one transaction.
-func webhookOutcomesBatch(outs []webhookOutcome) *pgx.Batch {
+func webhookOutcomesBatch(outs []webhooks.Attempted) *pgx.Batch {
 	b := &pgx.Batch{}
 	for _, o := range outs {
-		made, lastStatus := o.made()
-		b.Queue(updateWebhookDelivery, o.claim.DeliveryID, o.out.Status, o.out.FailureReason, made, lastStatus, o.next())
+		made, lastStatus := attemptsMade(o.Outcome)
+		b.Queue(updateWebhookDelivery, o.Claim.DeliveryID, o.Outcome.Status, o.Outcome.FailureReason, made, lastStatus, nextAttempt(o.Outcome))
 	}
 	queueAttemptsAndEndpoints(b, outs)
 	return b
@@ -351,7 +342,7 @@ func webhookOutcomesBatch(outs []webhookOutcome) *pgx.Batch {
 // lock them in the same order. Within one batch, the successes reset their endpoints' failure counts
 // before the exhausted deliveries count theirs: the outcomes of one batch happened at the same
 // moment, and no order among them is more right than another.
-func queueAttemptsAndEndpoints(b *pgx.Batch, outs []webhookOutcome) {
+func queueAttemptsAndEndpoints(b *pgx.Batch, outs []webhooks.Attempted) {
 	var (
 		aIDs                       []uuid.UUID
 		aNums, aCodes              []int32
@@ -362,19 +353,19 @@ func queueAttemptsAndEndpoints(b *pgx.Batch, outs []webhookOutcome) {
 		disableAfter               = map[uuid.UUID]int{}
 	)
 	for _, o := range outs {
-		if a := o.out.Attempt; a != nil {
-			aIDs, aNums, aCodes = append(aIDs, o.claim.DeliveryID), append(aNums, int32(a.Attempt)), append(aCodes, int32(a.StatusCode))
+		if a := o.Outcome.Attempt; a != nil {
+			aIDs, aNums, aCodes = append(aIDs, o.Claim.DeliveryID), append(aNums, int32(a.Attempt)), append(aCodes, int32(a.StatusCode))
 			aLatency, aErrs, aExcerpts = append(aLatency, a.LatencyMS), append(aErrs, a.Error), append(aExcerpts, a.ResponseExcerpt)
 			aStart, aEnd = append(aStart, a.StartedAt), append(aEnd, a.FinishedAt)
 		}
-		switch e := o.out.Endpoint; {
+		switch e := o.Outcome.Endpoint; {
 		case e.Succeeded:
-			succeeded = append(succeeded, o.claim.Endpoint.ID)
+			succeeded = append(succeeded, o.Claim.Endpoint.ID)
 		case e.Gone:
-			gone = append(gone, o.claim.Endpoint.ID)
+			gone = append(gone, o.Claim.Endpoint.ID)
 		case e.Exhausted:
-			exhausted = append(exhausted, o.claim.Endpoint.ID)
-			disableAfter[o.claim.Endpoint.ID] = e.DisableAfter
+			exhausted = append(exhausted, o.Claim.Endpoint.ID)
+			disableAfter[o.Claim.Endpoint.ID] = e.DisableAfter
 		}
 	}
 	if len(aIDs) > 0 {
