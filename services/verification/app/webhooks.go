@@ -136,11 +136,10 @@ func registerWebhooks(ctx context.Context, cfg Config, p *platform.Platform) err
 		return err
 	}
 	// The matcher's queue is in this database: a listener of its own wakes it at each commit.
-	wake := make(chan struct{}, 1)
 	p.Go(func(ctx context.Context) error {
-		return store.WatchChanges(ctx, pool.Config().ConnConfig.Copy(), p.Log, store.PendingChanges(wake))
+		return store.WatchChanges(ctx, pool.Config().ConnConfig.Copy(), p.Log, store.PendingChanges(svc.Wake))
 	})
-	p.Go(func(ctx context.Context) error { return svc.RunMatcher(ctx, wake) })
+	p.Go(svc.RunMatcher)
 	p.Go(events.Workers(p.Bus, p.Log, svc, s.Workers, webhooks.LeaseFor(s.Timeout)).Run)
 	p.Go(func(ctx context.Context) error { return svc.RunScheduler(ctx, s.SchedulerInterval) })
 	return nil

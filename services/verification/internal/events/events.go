@@ -1,8 +1,8 @@
 // Package events is the verification service's side of NATS JetStream: the subjects it publishes and
 // consumes, the encoding of every event (an IntelChange per classified registry change, a
 // WebhookDeliveryJob per delivery attempt), and the durable consumer that hands the jobs to the
-// webhook use cases. The store writes the events to the outbox with Outbox, so that it knows neither their
-// subjects nor their encoding.
+// webhook use cases. The store writes the events to the outbox with Outbox, so that it knows neither
+// their subjects nor their encoding.
 package events
 
 import (

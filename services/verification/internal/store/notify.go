@@ -35,8 +35,10 @@ const (
 // connection turns every subscription off until the listener listens again.
 func WatchChanges(ctx context.Context, cfg *pgx.ConnConfig, log *slog.Logger, subs ...Subscription) error {
 	byChannel := make(map[string]Subscription, len(subs))
+	channels := make([]string, 0, len(subs))
 	for _, s := range subs {
 		byChannel[s.Channel] = s
+		channels = append(channels, s.Channel)
 	}
 	for {
 		err := listenChanges(ctx, cfg, byChannel)
@@ -46,7 +48,8 @@ func WatchChanges(ctx context.Context, cfg *pgx.ConnConfig, log *slog.Logger, su
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		log.Warn("change listener lost its connection; until it is back, cached reads go to the database and the webhook matcher polls", "error", err)
+		// Each subscriber knows its own fallback (caches read the database, the webhook matcher polls).
+		log.Warn("change listener lost its connection; its subscribers fall back until it is back", "channels", channels, "error", err)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

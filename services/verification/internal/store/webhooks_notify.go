@@ -4,18 +4,9 @@ package store
 // the webhook matcher.
 const pendingChangesChannel = "webhook_pending_changes"
 
-// PendingChanges subscribes wake to the webhook matcher's queue (WatchChanges): each notification
-// puts a wake-up in wake unless one is waiting there already. The matcher polls as well, so a
-// notification missed while the listener is down only delays it.
-func PendingChanges(wake chan<- struct{}) Subscription {
-	return Subscription{
-		Channel: pendingChangesChannel,
-		Live:    func(bool) {},
-		Notify: func(string) {
-			select {
-			case wake <- struct{}{}:
-			default:
-			}
-		},
-	}
+// PendingChanges subscribes wake to the webhook matcher's queue (WatchChanges): it is called at each
+// commit that queued changes. The matcher polls as well, so a notification missed while the listener
+// is down only delays it.
+func PendingChanges(wake func()) Subscription {
+	return Subscription{Channel: pendingChangesChannel, Live: func(bool) {}, Notify: func(string) { wake() }}
 }

@@ -14,11 +14,9 @@ const firstAttemptWait = 5 * time.Millisecond
 // firstAttempts are the first attempts of one change's deliveries, sent by the replica that matched
 // the change during its transaction (Store.MatchNext).
 type firstAttempts struct {
-	s      *Service
-	ctx    context.Context
-	leased time.Time
-	// taken is told that the change was taken, so that another matcher may look for the next one.
-	taken   func()
+	s       *Service
+	ctx     context.Context
+	leased  time.Time
 	running []*firstAttempt
 }
 
@@ -33,9 +31,10 @@ type firstAttempt struct {
 	inTx   bool
 }
 
-// send starts the attempt of each claim and returns wait.
+// send starts the attempt of each claim and returns wait. The change is taken: another matcher may
+// look for the next one meanwhile.
 func (f *firstAttempts) send(claims []Claim) func() []Attempted {
-	f.taken()
+	f.s.Wake()
 	for _, c := range claims {
 		a := &firstAttempt{claim: c, done: make(chan struct{}), record: make(chan bool, 1)}
 		f.running = append(f.running, a)

@@ -23,32 +23,32 @@ const matcherPoll = time.Second
 var ErrChangeDropped = errors.New("change dropped")
 
 // RunMatcher turns queued changes into deliveries until ctx ends: MatcherConcurrency loops, each
-// taking one change at a time (Store.MatchNext), woken by wake when a change is queued and, one of
+// taking one change at a time (Store.MatchNext), woken by Wake when a change is queued and, one of
 // them, every matcherPoll otherwise. Several replicas may run it: a change is taken by one of them.
 //
 // The replica that matches a change sends the first attempts of its deliveries itself, during the
 // transaction that takes the change, rather than through the work queue (firstAttempts): the
 // outcomes of receivers that answer at once are recorded in that same transaction with the
 // deliveries, so that a change costs one transaction, not a job per delivery with its outbox row,
-// relay, broker round trip, claim and record. Attempts take the replica's delivery slots (Config.Workers, shared with the work
-// queue's jobs). An attempt this replica never records (it stopped, or crashed) becomes due when its
-// lease runs out, and the scheduler enqueues its job like any retry's. RunMatcher returns when ctx
-// ends and every first attempt has ended.
-func (s *Service) RunMatcher(ctx context.Context, wake chan struct{}) error {
+// relay, broker round trip, claim and record. Attempts take the replica's delivery slots
+// (Config.Workers, shared with the work queue's jobs). An attempt this replica never records (it
+// stopped, or crashed) becomes due when its lease runs out, and the scheduler enqueues its job like
+// any retry's. RunMatcher returns when ctx ends and every first attempt has ended.
+func (s *Service) RunMatcher(ctx context.Context) error {
 	var loops sync.WaitGroup
 	for range MatcherConcurrency {
-		loops.Go(func() { s.matchLoop(ctx, wake) })
+		loops.Go(func() { s.matchLoop(ctx) })
 	}
 	// The loops start asleep and wake one another while they find changes, and one wake-up a poll
 	// rather than one per loop: an idle replica uses one connection a second, not one per matcher.
-	passOn(wake) // what was queued before the start
+	s.Wake() // what was queued before the start
 	poll := time.NewTicker(matcherPoll)
 	defer poll.Stop()
 	for ctx.Err() == nil {
 		select {
 		case <-ctx.Done():
 		case <-poll.C:
-			passOn(wake)
+			s.Wake()
 		}
 	}
 	loops.Wait()
@@ -56,31 +56,31 @@ func (s *Service) RunMatcher(ctx context.Context, wake chan struct{}) error {
 	return ctx.Err()
 }
 
-func (s *Service) matchLoop(ctx context.Context, wake chan struct{}) {
+func (s *Service) matchLoop(ctx context.Context) {
 	backoff := matcherPoll
 	for ctx.Err() == nil {
 		select {
 		case <-ctx.Done():
 			return
-		case <-wake:
+		case <-s.wake:
 		}
-		first := &firstAttempts{s: s, ctx: ctx, leased: s.now(), taken: func() { passOn(wake) }}
+		first := &firstAttempts{s: s, ctx: ctx, leased: s.now()}
 		found, err := s.store.MatchNext(ctx, s.eventOf, LeaseFor(s.cfg.Timeout), first.send)
 		first.finish(err == nil)
 		switch {
 		case errors.Is(err, ErrChangeDropped):
 			s.log.Error("webhook matcher: change dropped", "error", err)
-			passOn(wake)
+			s.Wake()
 		case err != nil:
 			if ctx.Err() == nil {
 				s.log.Warn("webhook matcher: change not matched; will retry", "error", err, "retry_in", backoff.String())
 			}
 			sleep(ctx, backoff)
 			backoff = min(2*backoff, 30*time.Second)
-			passOn(wake)
+			s.Wake()
 		case found:
 			backoff = matcherPoll
-			passOn(wake)
+			s.Wake()
 		}
 	}
 }
@@ -94,11 +94,11 @@ func (s *Service) eventOf(c Change) (Event, error) {
 	return newEvent(c, s.now())
 }
 
-// passOn wakes another matcher, if none is awake already: one notification may stand for many
-// changes, and each matcher takes one at a time.
-func passOn(wake chan struct{}) {
+// Wake wakes a matcher, if none is waking already: changes were queued. One wake-up may stand for
+// many changes; each matcher takes one at a time and wakes another while it finds some.
+func (s *Service) Wake() {
 	select {
-	case wake <- struct{}{}:
+	case s.wake <- struct{}{}:
 	default:
 	}
 }

@@ -50,6 +50,8 @@ type Service struct {
 	// matcher started.
 	slots   slots
 	sending sync.WaitGroup
+	// wake holds at most one wake-up of the matchers (Wake).
+	wake chan struct{}
 }
 
 // slots is a counting semaphore.
@@ -78,6 +80,7 @@ func NewService(store Store, servers ServerCatalog, cfg Config, opts ...Option) 
 	s := &Service{
 		store: store, servers: servers, cfg: cfg, client: newClient(cfg),
 		log: slog.Default(), now: time.Now, jitter: rand.Float64, slots: make(slots, max(cfg.Workers, 1)),
+		wake: make(chan struct{}, 1),
 	}
 	for _, o := range opts {
 		o(s)

@@ -37,10 +37,10 @@ type Store interface {
 	// claimed for its first attempt. It calls send with the claims once they are known; send starts
 	// the first attempts and returns a function that waits for them and returns those that ended,
 	// whose outcomes are recorded in the same transaction. The others are stored leased for lease (as
-	// ClaimDelivery would), until their own RecordOutcome. found is
-	// false when the queue is empty. A change that can never be handled (undecodable, or refused by
-	// event) is removed with an error wrapping ErrChangeDropped. A delivery whose lease runs out
-	// without an outcome is due, so that EnqueueDue enqueues its job.
+	// ClaimDelivery would), until their own RecordOutcome. found is false when the queue is empty. A
+	// change that can never be handled (undecodable, or refused by event) is removed with an error
+	// wrapping ErrChangeDropped. A delivery whose lease runs out without an outcome is due, so that
+	// EnqueueDue enqueues its job.
 	MatchNext(ctx context.Context, event func(Change) (Event, error), lease time.Duration, send func([]Claim) func() []Attempted) (found bool, err error)
 	// RecordEvent stores an organization's own event (ev.ChangeID is its key) and one pending
 	// delivery (with its job) for each endpoint of the organization that is neither revoked nor

@@ -4,10 +4,10 @@
 -- The matcher takes each change from this database within milliseconds of its commit, instead of
 -- after the outbox relay has published it and the broker has delivered it back; the relay still
 -- publishes every change on intel.change.<risk> for other consumers. A matcher deletes the row in the
--- transaction that records the change's deliveries, so a change is matched once, by one replica.
+-- transaction that records the change's deliveries, so a change is matched once, by one replica. The
+-- age of the oldest row (queued_at) is how far the matchers are behind.
 CREATE TABLE webhook_pending_changes (
     seq       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    outbox_id uuid        NOT NULL,
     payload   bytea       NOT NULL,
     queued_at timestamptz NOT NULL DEFAULT now()
 );
@@ -15,7 +15,7 @@ CREATE TABLE webhook_pending_changes (
 -- +goose StatementBegin
 CREATE FUNCTION webhook_queue_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO webhook_pending_changes (outbox_id, payload) VALUES (NEW.id, NEW.payload);
+    INSERT INTO webhook_pending_changes (payload) VALUES (NEW.payload);
     RETURN NULL;
 END;
 $$;
@@ -36,8 +36,8 @@ CREATE TRIGGER webhook_pending_notify AFTER INSERT ON webhook_pending_changes
 
 -- Changes published before this migration and not yet matched are queued once more; the matcher's
 -- inbox makes a copy of a change it has handled a no-op.
-INSERT INTO webhook_pending_changes (outbox_id, payload)
-SELECT o.id, o.payload FROM outbox o
+INSERT INTO webhook_pending_changes (payload)
+SELECT o.payload FROM outbox o
 WHERE o.subject LIKE 'intel.change.%'
   AND o.created_at > now() - interval '1 day'
 ORDER BY o.seq;
