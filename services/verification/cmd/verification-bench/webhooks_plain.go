@@ -101,6 +101,7 @@ func startPlainDelivery(ctx context.Context, adminURL string, fanout, workers in
 	run, stop := context.WithCancel(context.Background())
 	d.stop = stop
 	d.wg.Go(func() { d.listen(run, dbURL) })
+	d.wg.Go(func() { d.poll(run) })
 	for range workers {
 		d.wg.Go(func() { d.work(run) })
 	}
@@ -134,30 +135,48 @@ func (d *plainDelivery) listen(ctx context.Context, dbURL string) {
 		if _, err := conn.WaitForNotification(ctx); err != nil {
 			return
 		}
-		select {
-		case d.wake <- struct{}{}:
-		default:
-		}
+		d.signal()
+	}
+}
+
+// signal wakes one worker, unless one is being woken already.
+func (d *plainDelivery) signal() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
 	}
 }
 
 // work delivers pending changes one at a time: in one transaction it takes a change, posts it to
-// every endpoint at once, records an attempt per delivery and marks the change delivered.
+// every endpoint at once, records an attempt per delivery and marks the change delivered. A worker
+// sleeps until it is woken, as the service's matchers do: one wake-up wakes one worker, and a worker
+// that takes a change wakes another, so that a burst is taken by as many workers as it needs while
+// an idle baseline sends no statement (a worker woken by one that found nothing stays asleep).
 func (d *plainDelivery) work(ctx context.Context) {
 	for ctx.Err() == nil {
-		found, err := d.deliverOne(ctx)
-		if err == nil && found {
-			continue
-		}
 		select {
 		case <-ctx.Done():
+			return
 		case <-d.wake:
-			// Pass the wake-up on: one notification may stand for many changes.
-			select {
-			case d.wake <- struct{}{}:
-			default:
+		}
+		for ctx.Err() == nil {
+			if found, err := d.deliverOne(ctx); err != nil || !found {
+				break
 			}
-		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// poll wakes a worker every second, in case a notification was lost, as the service's matchers are.
+func (d *plainDelivery) poll(ctx context.Context) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			d.signal()
 		}
 	}
 }
@@ -178,6 +197,7 @@ func (d *plainDelivery) deliverOne(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	d.signal() // the next change, if any, is another worker's
 	statuses := make([]int, len(d.endpoints))
 	var wg sync.WaitGroup
 	for i, ep := range d.endpoints {
