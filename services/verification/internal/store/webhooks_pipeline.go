@@ -82,27 +82,30 @@ SELECT d.id, d.organization_id, d.endpoint_id, $4, d.status, nullif(d.failure_re
 FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $6::text[], $7::text[], $8::int[], $9::int[], $10::timestamptz[], $11::bool[])
     AS d (id, organization_id, endpoint_id, status, failure_reason, made, last_status, next_attempt_at, ended)`
 
-// takePendingChange removes the oldest queued change that no other matcher holds; the row stays
-// locked, and the removal undone, until the matcher's transaction ends.
+// takePendingChange removes the oldest queued change that no other matcher holds, and says whether
+// changes were queued after it; the row stays locked, and the removal undone, until the matcher's
+// transaction ends.
 const takePendingChange = `
-DELETE FROM webhook_pending_changes WHERE seq = (
+DELETE FROM webhook_pending_changes t WHERE seq = (
     SELECT seq FROM webhook_pending_changes ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED)
-RETURNING payload`
+RETURNING payload, EXISTS (SELECT FROM webhook_pending_changes n WHERE n.seq > t.seq)`
 
 // MatchNext takes the oldest queued change and, in one transaction, records its event and its
 // deliveries, each as its first attempt left it or leased to the caller while that attempt goes on,
 // so that a change whose receivers answer at once costs one transaction of five round trips whatever
 // the fan-out: begin, the queue, the inbox and match statement, the writes (the event, the
-// deliveries, the attempts, the endpoints' health), commit. send starts the first attempts and
-// returns a function that waits for them. A change that can never be matched (its payload does not
-// decode, or event refuses it) leaves the queue, so that it does not hold up the ones after it.
-func (s *Webhooks) MatchNext(ctx context.Context, event func(webhooks.Change) (webhooks.Event, error), lease time.Duration,
+// deliveries, the attempts, the endpoints' health), commit. queued is called as soon as the change
+// is taken if changes were queued after it; send starts the first attempts and returns a function
+// that waits for them. A change that can never be matched (its payload does not decode, or event
+// refuses it) leaves the queue, so that it does not hold up the ones after it.
+func (s *Webhooks) MatchNext(ctx context.Context, queued func(), event func(webhooks.Change) (webhooks.Event, error), lease time.Duration,
 	send func([]webhooks.Claim) func() []webhooks.Attempted) (bool, error) {
 	var found bool
 	var dropped error
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		var payload []byte
-		err := tx.QueryRow(ctx, takePendingChange).Scan(&payload)
+		var more bool
+		err := tx.QueryRow(ctx, takePendingChange).Scan(&payload, &more)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
 		}
@@ -110,6 +113,9 @@ func (s *Webhooks) MatchNext(ctx context.Context, event func(webhooks.Change) (w
 			return err
 		}
 		found = true
+		if more {
+			queued()
+		}
 		c, err := s.events.Change(payload)
 		if err != nil {
 			dropped = err

@@ -76,7 +76,7 @@ func record(t *testing.T, s *store.Webhooks, pool *pgxpool.Pool) uuid.UUID {
 	changeID := uuid.NewString()
 	queueChange(t, pool, changeID)
 	var claims []webhooks.Claim
-	found, err := s.MatchNext(ctx, eventOf, time.Millisecond, sendNothing(&claims))
+	found, err := s.MatchNext(ctx, func() {}, eventOf, time.Millisecond, sendNothing(&claims))
 	if err != nil || !found || len(claims) != 1 {
 		t.Fatalf("MatchNext = %v, %v, %v; want 1 delivery", claims, found, err)
 	}
@@ -91,6 +91,34 @@ func record(t *testing.T, s *store.Webhooks, pool *pgxpool.Pool) uuid.UUID {
 	return id
 }
 
+// TestMatchNextSaysWhatIsQueuedBehind: a matcher that takes a change with others queued after it
+// calls queued (another matcher must look), one that takes the last does not, and a change that has
+// no match (a copy) or is dropped still says so.
+func TestMatchNextSaysWhatIsQueuedBehind(t *testing.T) {
+	t.Parallel()
+	pool, s, _ := webhookFixture(t)
+	ctx := context.Background()
+	first, second := uuid.NewString(), uuid.NewString()
+	queueChange(t, pool, first)
+	queueChange(t, pool, second)
+	queueChange(t, pool, first) // a copy, behind the others
+	for i, want := range []bool{true, true, false} {
+		var claims []webhooks.Claim
+		queued := false
+		found, err := s.MatchNext(ctx, func() { queued = true }, eventOf, time.Minute, sendNothing(&claims))
+		if err != nil || !found {
+			t.Fatalf("MatchNext %d = %v, %v", i, found, err)
+		}
+		if queued != want {
+			t.Fatalf("MatchNext %d: queued called %v, want %v", i, queued, want)
+		}
+	}
+	queued := false
+	if found, err := s.MatchNext(ctx, func() { queued = true }, eventOf, time.Minute, sendNothing(new([]webhooks.Claim))); err != nil || found || queued {
+		t.Fatalf("MatchNext of an empty queue = %v, %v, queued %v", found, err, queued)
+	}
+}
+
 // TestMatchNextLeasesFirstAttempts: a queued change's deliveries are committed leased to the matcher,
 // with what sending needs and no job; nobody else may claim them during the lease; the queue is then
 // empty; a copy of the change is taken but gives nothing; and a lease that runs out makes the
@@ -102,7 +130,7 @@ func TestMatchNextLeasesFirstAttempts(t *testing.T) {
 	changeID := uuid.NewString()
 	queueChange(t, pool, changeID)
 	var claims []webhooks.Claim
-	found, err := s.MatchNext(ctx, eventOf, 300*time.Millisecond, sendNothing(&claims))
+	found, err := s.MatchNext(ctx, func() {}, eventOf, 300*time.Millisecond, sendNothing(&claims))
 	if err != nil || !found || len(claims) != 1 {
 		t.Fatalf("MatchNext = %v, %v, %v; want 1 claim", claims, found, err)
 	}
@@ -118,11 +146,11 @@ func TestMatchNextLeasesFirstAttempts(t *testing.T) {
 		t.Fatalf("ClaimDelivery during the lease: found=%v err=%v", found, err)
 	}
 	claims = nil
-	if found, err := s.MatchNext(ctx, eventOf, time.Minute, sendNothing(&claims)); err != nil || found || len(claims) != 0 {
+	if found, err := s.MatchNext(ctx, func() {}, eventOf, time.Minute, sendNothing(&claims)); err != nil || found || len(claims) != 0 {
 		t.Fatalf("MatchNext of an empty queue = %v, %v, %v", claims, found, err)
 	}
 	queueChange(t, pool, changeID) // sent again by the registry sync
-	if found, err := s.MatchNext(ctx, eventOf, time.Minute, sendNothing(&claims)); err != nil || !found || len(claims) != 0 {
+	if found, err := s.MatchNext(ctx, func() {}, eventOf, time.Minute, sendNothing(&claims)); err != nil || !found || len(claims) != 0 {
 		t.Fatalf("MatchNext of a copy = %v, %v, %v; want it taken, with no delivery", claims, found, err)
 	}
 	if n, err := s.EnqueueDue(ctx, 10, time.Hour); err != nil || n != 0 {
@@ -161,7 +189,7 @@ func TestMatchNextRecordsEndedAttempts(t *testing.T) {
 			return ended
 		}
 	}
-	if found, err := s.MatchNext(ctx, eventOf, time.Minute, send); err != nil || !found {
+	if found, err := s.MatchNext(ctx, func() {}, eventOf, time.Minute, send); err != nil || !found {
 		t.Fatalf("MatchNext = %v, %v", found, err)
 	}
 	rows, err := pool.Query(ctx, `SELECT d.endpoint_id, d.status, d.attempt_count, d.lease_until IS NOT NULL, (SELECT count(*) FROM webhook_attempts a WHERE a.delivery_id = d.id)
@@ -207,11 +235,11 @@ func TestMatchNextDropsUnusableChanges(t *testing.T) {
 	}
 	var claims []webhooks.Claim
 	for i := range 2 {
-		if found, err := s.MatchNext(ctx, refuse, time.Minute, sendNothing(&claims)); !found || !errors.Is(err, webhooks.ErrChangeDropped) {
+		if found, err := s.MatchNext(ctx, func() {}, refuse, time.Minute, sendNothing(&claims)); !found || !errors.Is(err, webhooks.ErrChangeDropped) {
 			t.Fatalf("MatchNext %d = %v, %v; want the change dropped", i, found, err)
 		}
 	}
-	if found, err := s.MatchNext(ctx, refuse, time.Minute, sendNothing(&claims)); err != nil || !found || len(claims) != 1 {
+	if found, err := s.MatchNext(ctx, func() {}, refuse, time.Minute, sendNothing(&claims)); err != nil || !found || len(claims) != 1 {
 		t.Fatalf("MatchNext after the dropped ones = %v, %v, %v; want 1 claim", claims, found, err)
 	}
 	if n := count(t, pool, `SELECT count(*) FROM webhook_pending_changes`); n != 0 {

@@ -31,10 +31,8 @@ type firstAttempt struct {
 	inTx   bool
 }
 
-// send starts the attempt of each claim and returns wait. The change is taken: another matcher may
-// look for the next one meanwhile.
+// send starts the attempt of each claim and returns wait.
 func (f *firstAttempts) send(claims []Claim) func() []Attempted {
-	f.s.Wake()
 	for _, c := range claims {
 		a := &firstAttempt{claim: c, done: make(chan struct{}), record: make(chan bool, 1)}
 		f.running = append(f.running, a)

@@ -23,8 +23,9 @@ const matcherPoll = time.Second
 var ErrChangeDropped = errors.New("change dropped")
 
 // RunMatcher turns queued changes into deliveries until ctx ends: MatcherConcurrency loops, each
-// taking one change at a time (Store.MatchNext), woken by Wake when a change is queued and, one of
-// them, every matcherPoll otherwise. Several replicas may run it: a change is taken by one of them.
+// taking one change at a time (Store.MatchNext), woken by Wake when a change is queued or when the
+// change a matcher took has others queued behind it and, one of them, every matcherPoll otherwise.
+// Several replicas may run it: a change is taken by one of them.
 //
 // The replica that matches a change sends the first attempts of its deliveries itself, during the
 // transaction that takes the change, rather than through the work queue (firstAttempts): the
@@ -39,8 +40,10 @@ func (s *Service) RunMatcher(ctx context.Context) error {
 	for range MatcherConcurrency {
 		loops.Go(func() { s.matchLoop(ctx) })
 	}
-	// The loops start asleep and wake one another while they find changes, and one wake-up a poll
-	// rather than one per loop: an idle replica uses one connection a second, not one per matcher.
+	// The loops start asleep and wake one another while changes are queued behind the ones they take,
+	// and one wake-up a poll rather than one per loop: an idle replica uses one connection a second,
+	// not one per matcher. A matcher that takes the last queued change wakes none: one change at a
+	// time costs one transaction, not one more that finds the queue empty.
 	s.Wake() // what was queued before the start
 	poll := time.NewTicker(matcherPoll)
 	defer poll.Stop()
@@ -65,7 +68,7 @@ func (s *Service) matchLoop(ctx context.Context) {
 		case <-s.wake:
 		}
 		first := &firstAttempts{s: s, ctx: ctx, leased: s.now()}
-		found, err := s.store.MatchNext(ctx, s.eventOf, LeaseFor(s.cfg.Timeout), first.send)
+		found, err := s.store.MatchNext(ctx, s.Wake, s.eventOf, LeaseFor(s.cfg.Timeout), first.send)
 		first.finish(err == nil)
 		switch {
 		case errors.Is(err, ErrChangeDropped):
@@ -80,7 +83,6 @@ func (s *Service) matchLoop(ctx context.Context) {
 			s.Wake()
 		case found:
 			backoff = matcherPoll
-			s.Wake()
 		}
 	}
 }
@@ -95,7 +97,7 @@ func (s *Service) eventOf(c Change) (Event, error) {
 }
 
 // Wake wakes a matcher, if none is waking already: changes were queued. One wake-up may stand for
-// many changes; each matcher takes one at a time and wakes another while it finds some.
+// many changes; each matcher takes one at a time and wakes another while more are queued.
 func (s *Service) Wake() {
 	select {
 	case s.wake <- struct{}{}:

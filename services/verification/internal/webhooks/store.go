@@ -34,14 +34,15 @@ type Store interface {
 	// MatchNext takes the oldest change of the matcher's queue that no other matcher holds and, in one
 	// transaction, removes it and, unless its id was handled before, stores the event that event
 	// builds for it and one pending delivery for each endpoint whose organization's watch matches it,
-	// claimed for its first attempt. It calls send with the claims once they are known; send starts
-	// the first attempts and returns a function that waits for them and returns those that ended,
-	// whose outcomes are recorded in the same transaction. The others are stored leased for lease (as
-	// ClaimDelivery would), until their own RecordOutcome. found is false when the queue is empty. A
-	// change that can never be handled (undecodable, or refused by event) is removed with an error
-	// wrapping ErrChangeDropped. A delivery whose lease runs out without an outcome is due, so that
-	// EnqueueDue enqueues its job.
-	MatchNext(ctx context.Context, event func(Change) (Event, error), lease time.Duration, send func([]Claim) func() []Attempted) (found bool, err error)
+	// claimed for its first attempt. It calls queued once the change is taken if other changes were
+	// queued after it, and send with the claims once they are known; send starts the first attempts
+	// and returns a function that waits for them and returns those that ended, whose outcomes are
+	// recorded in the same transaction. The others are stored leased for lease (as ClaimDelivery
+	// would), until their own RecordOutcome. found is false when the queue is empty. A change that
+	// can never be handled (undecodable, or refused by event) is removed with an error wrapping
+	// ErrChangeDropped. A delivery whose lease runs out without an outcome is due, so that EnqueueDue
+	// enqueues its job.
+	MatchNext(ctx context.Context, queued func(), event func(Change) (Event, error), lease time.Duration, send func([]Claim) func() []Attempted) (found bool, err error)
 	// RecordEvent stores an organization's own event (ev.ChangeID is its key) and one pending
 	// delivery (with its job) for each endpoint of the organization that is neither revoked nor
 	// disabled and takes ev.Type, in one transaction, and returns how many deliveries it created;
