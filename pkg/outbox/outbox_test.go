@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -265,6 +266,52 @@ func TestNotificationWakesTheRelay(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("Run: got %v, want context.Canceled", err)
+	}
+}
+
+// TestGatherPublishesTogether: with WithGather, events committed one at a time within the window
+// after a notification are published in one transaction (one published_at, the transaction's time),
+// where a relay that reads at once publishes the first before the second is committed.
+func TestGatherPublishesTogether(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b, err := bus.Connect(natstest.URL(), natstest.Namespace(t), "outbox-test", quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	stream, err := b.EnsureStream(ctx, testStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.JS.DeleteStream(context.Background(), b.StreamName(testStream.Name)) })
+	publishedApart := func(opts ...outbox.RelayOption) bool {
+		pool := migratedPool(t)
+		relay := outbox.NewRelay(pool, b.JS, b.Subject, quiet, append(opts, outbox.WithPollInterval(time.Hour))...)
+		run, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- relay.Run(run) }()
+		defer func() { stop(); <-done }()
+		listening(t, pool)
+		first := enqueue(t, pool, 1)
+		time.Sleep(250 * time.Millisecond)
+		second := enqueue(t, pool, 2)
+		waitFor(t, "both events to be relayed", func() bool {
+			ids := streamIDs(t, stream)
+			return slices.Contains(ids, first.String()) && slices.Contains(ids, second.String())
+		})
+		var distinct int
+		if err := pool.QueryRow(ctx, `SELECT count(DISTINCT published_at) FROM outbox`).Scan(&distinct); err != nil {
+			t.Fatal(err)
+		}
+		return distinct > 1
+	}
+	if !publishedApart() {
+		t.Fatal("without gathering, events committed 250 ms apart were published together")
+	}
+	if publishedApart(outbox.WithGather(1500 * time.Millisecond)) {
+		t.Fatal("with a gather of 1.5s, events committed 250 ms apart were published apart")
 	}
 }
 

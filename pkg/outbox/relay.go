@@ -42,6 +42,7 @@ type Relay struct {
 	log       *slog.Logger
 	batch     int
 	interval  time.Duration
+	gather    time.Duration
 	retention time.Duration
 }
 
@@ -54,6 +55,13 @@ func WithBatchSize(n int) RelayOption { return func(r *Relay) { r.batch = n } }
 // WithPollInterval sets how long the relay waits when nothing is pending and no notification arrives
 // (default 200ms).
 func WithPollInterval(d time.Duration) RelayOption { return func(r *Relay) { r.interval = d } }
+
+// WithGather makes the relay wait d after a notification wakes it before it reads the outbox, so that
+// the events committed meanwhile are published together: one transaction and one wait for
+// acknowledgements for all of them, where events committed one at a time otherwise cost one each
+// (default 0: read at once). Each event waits up to d longer to reach the bus. A relay that found a
+// full batch reads the next one at once, without waiting.
+func WithGather(d time.Duration) RelayOption { return func(r *Relay) { r.gather = d } }
 
 // WithRetention sets how long published rows are kept for inspection before pruning (default 72h).
 func WithRetention(d time.Duration) RelayOption { return func(r *Relay) { r.retention = d } }
@@ -122,7 +130,25 @@ func (r *Relay) Run(ctx context.Context) error {
 		case <-timer.C:
 		case <-woken:
 			timer.Stop()
+			if err := sleep(ctx, r.gather); err != nil {
+				return err
+			}
 		}
+	}
+}
+
+// sleep waits d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 

@@ -126,7 +126,7 @@ func loadConfig(getenv func(string) string, answers *readcache.Cache) (Config, e
 	// A call that fails because the database cannot be reached answers the business error shape.
 	spec.Unavailable = api.ErrUnavailable
 	spec.Streams = append(spec.Streams, bus.IntelChanges, bus.WebhookDeliveries)
-	spec.Relay = append(spec.Relay, outbox.WithBatchSize(relayBatch))
+	spec.Relay = append(spec.Relay, outbox.WithBatchSize(relayBatch), outbox.WithGather(relayGather))
 	r := &reads{answers: answers, heads: readcache.NewHeads(readcache.DefaultMaxHeads)}
 	spec.Gateway = append(spec.Gateway,
 		gateway.WithValidationStyle(gateway.FastAPI),
