@@ -121,6 +121,7 @@ require (
 	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/stripe/stripe-go/v85 v85.0.0 // indirect
 	github.com/subosito/gotenv v1.4.2 // indirect
+	github.com/vgarvardt/pgx-google-uuid/v5 v5.6.0 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc v0.72.0 // indirect
