@@ -134,13 +134,8 @@ func loadConfig(getenv func(string) string, answers *readcache.Cache) (Config, e
 		gateway.WithCodec(r.answers.Codec))
 	spec.Unary = func(p *platform.Platform) []grpc.UnaryServerInterceptor {
 		orgs := organizations.NewService(store.NewOrganizations(p.Pool))
+		// Kept fresh by Register's change listener.
 		r.keys = identity.NewKeys(api.KeyLookup(orgs), identity.DefaultKeyTTL)
-		// The caches of keys and of server heads are used only while this listener (one connection
-		// for both) hears every revocation and every change of a server's row.
-		p.Go(func(ctx context.Context) error {
-			return store.WatchChanges(ctx, p.Pool.Config().ConnConfig.Copy(), p.Log,
-				store.KeyChanges(r.keys), store.ServerHeadChanges(r.heads))
-		})
 		return []grpc.UnaryServerInterceptor{
 			api.AuthenticateAudits(spec.Service.AdminToken, parts.verifier),
 			api.AuthenticateCached(spec.Service.AdminToken, r.keys),
@@ -171,9 +166,11 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 	if err := registerIntelligence(cfg, p); err != nil {
 		return err
 	}
-	if err := registerWebhooks(ctx, cfg, p); err != nil {
+	pending, err := registerWebhooks(ctx, cfg, p)
+	if err != nil {
 		return err
 	}
+	watchChanges(cfg, p, pending)
 	if err := registerAudits(cfg, p); err != nil {
 		return err
 	}
@@ -188,6 +185,19 @@ func Register(ctx context.Context, cfg Config, p *platform.Platform) error {
 		}
 	}
 	return registerFeeds(ctx, cfg, p)
+}
+
+// watchChanges starts the replica's one change listener (one connection): the caches of keys and
+// of server heads are used only while it hears every revocation and every change of a server's row,
+// and it wakes the webhook matchers (pending) at each commit that queued changes.
+func watchChanges(cfg Config, p *platform.Platform, pending store.Subscription) {
+	subs := []store.Subscription{store.ServerHeadChanges(cfg.reads.heads), pending}
+	if cfg.reads.keys != nil {
+		subs = append(subs, store.KeyChanges(cfg.reads.keys))
+	}
+	p.Go(func(ctx context.Context) error {
+		return store.WatchChanges(ctx, p.Pool.Config().ConnConfig.Copy(), p.Log, subs...)
+	})
 }
 
 // registerOrganizations adds the admin routes of organizations and keys, and the caller's identity.

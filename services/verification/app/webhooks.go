@@ -123,33 +123,30 @@ func (s *WebhookSettings) domainConfig() webhooks.Config {
 // registerWebhooks wires the watch and webhook pipeline: the WebhookService routes, the change
 // matcher (which takes the changes this service commits from its queue in the database, and sends
 // first attempts), the pool of delivery workers (a durable consumer of the webhook.delivery work
-// queue) and the retry scheduler.
-func registerWebhooks(ctx context.Context, cfg Config, p *platform.Platform) error {
+// queue) and the retry scheduler. It returns the subscription that wakes the matcher, for the
+// replica's change listener (watchChanges).
+func registerWebhooks(ctx context.Context, cfg Config, p *platform.Platform) (store.Subscription, error) {
 	s := cfg.Webhooks
 	// Validated again for a Config that did not come from LoadConfig: Validate also parses the
 	// private networks the delivery client may reach.
 	if err := s.Validate(""); err != nil {
-		return fmt.Errorf("webhook settings: %w", err)
+		return store.Subscription{}, fmt.Errorf("webhook settings: %w", err)
 	}
 	pool, err := openPool(ctx, p.Pool, s.Workers)
 	if err != nil {
-		return err
+		return store.Subscription{}, err
 	}
 	p.OnClose(pool.Close)
 	servers := serverCatalog{store.NewIntelligence(p.Pool, events.Outbox{})}
 	svc := webhooks.NewService(store.NewWebhooks(pool, events.Outbox{}), servers, s.domainConfig(), webhooks.WithLogger(p.Log))
 	if err := p.Server.Register(&verificationv1.WebhookService_ServiceDesc, api.NewWebhooks(svc),
 		serve.Gateway(verificationv1.RegisterWebhookServiceHandlerClient, verificationv1.NewWebhookServiceClient)); err != nil {
-		return err
+		return store.Subscription{}, err
 	}
-	// The matcher's queue is in this database: a listener of its own wakes it at each commit.
-	p.Go(func(ctx context.Context) error {
-		return store.WatchChanges(ctx, pool.Config().ConnConfig.Copy(), p.Log, store.PendingChanges(svc.Wake))
-	})
 	p.Go(svc.RunMatcher)
 	p.Go(events.Workers(p.Bus, p.Log, svc, s.Workers, webhooks.LeaseFor(s.Timeout)).Run)
 	p.Go(func(ctx context.Context) error { return svc.RunScheduler(ctx, s.SchedulerInterval) })
-	return nil
+	return store.PendingChanges(svc.Wake), nil
 }
 
 // serverCatalog tells the watch routes which servers the registry sync knows.

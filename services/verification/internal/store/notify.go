@@ -30,9 +30,9 @@ const (
 )
 
 // WatchChanges LISTENs to every subscription's channel on one connection of its own (cfg), until
-// ctx ends: one connection per replica for all its caches. Each subscription is live while the
-// listener is listening and checked, and is notified of each payload of its channel. A lost
-// connection turns every subscription off until the listener listens again.
+// ctx ends: one connection per replica for all its caches and the webhook matcher. Each subscription
+// is live while the listener is listening and checked, and is notified of each payload of its
+// channel. A lost connection turns every subscription off until the listener listens again.
 func WatchChanges(ctx context.Context, cfg *pgx.ConnConfig, log *slog.Logger, subs ...Subscription) error {
 	byChannel := make(map[string]Subscription, len(subs))
 	channels := make([]string, 0, len(subs))

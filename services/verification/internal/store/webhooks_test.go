@@ -3,6 +3,9 @@ package store_test
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -374,5 +377,36 @@ func TestExpiredLeaseFreesDelivery(t *testing.T) {
 	}
 	if status != webhooks.StatusSucceeded || leased {
 		t.Fatalf("delivery %s (leased %v), want succeeded without a lease", status, leased)
+	}
+}
+
+// TestPendingChangesWakeTheMatcher: a change committed to the outbox wakes the matcher through the
+// change listener (migration 00018's triggers), once per commit; another outbox event does not.
+func TestPendingChangesWakeTheMatcher(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	pool, _, _ := webhookFixture(t)
+	live := &sink{}
+	var wakes atomic.Int32
+	done := make(chan error, 1)
+	go func() {
+		done <- store.WatchChanges(ctx, pool.Config().ConnConfig.Copy(), slog.New(slog.NewTextHandler(io.Discard, nil)),
+			store.KeyChanges(live), store.PendingChanges(func() { wakes.Add(1) }))
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	waitFor(t, "the listener to listen", live.live.Load)
+
+	if _, err := outbox.Enqueue(ctx, pool, outbox.Event{Subject: "webhook.delivery", Payload: []byte("job")}); err != nil {
+		t.Fatal(err)
+	}
+	queueChange(t, pool, uuid.NewString())
+	waitFor(t, "the change to wake the matcher", func() bool { return wakes.Load() >= 1 })
+	queueChange(t, pool, uuid.NewString())
+	waitFor(t, "the second change to wake the matcher", func() bool { return wakes.Load() >= 2 })
+	if got := wakes.Load(); got != 2 {
+		t.Errorf("wake-ups = %d for a job and two changes, want 2", got)
 	}
 }
