@@ -13,6 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/trustlayer/trustlayer/pkg/periodic"
 )
 
 // Channel is the PostgreSQL notification channel the outbox trigger (migration 00002) notifies when
@@ -130,25 +132,10 @@ func (r *Relay) Run(ctx context.Context) error {
 		case <-timer.C:
 		case <-woken:
 			timer.Stop()
-			if err := sleep(ctx, r.gather); err != nil {
+			if err := periodic.Sleep(ctx, r.gather); err != nil {
 				return err
 			}
 		}
-	}
-}
-
-// sleep waits d, or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 

@@ -1,5 +1,6 @@
 // Package periodic runs a function on a fixed interval until its context ends: the shape of every
-// background loop the services have (schedulers, exporters, pollers, health watchers).
+// background loop the services have (schedulers, exporters, pollers, health watchers), and the
+// pauses such loops take (Sleep).
 package periodic
 
 import (
@@ -19,5 +20,21 @@ func Run(ctx context.Context, every time.Duration, fn func(context.Context)) err
 		case <-t.C:
 		}
 		fn(ctx)
+	}
+}
+
+// Sleep waits d, or until ctx ends; it returns ctx's error when ctx ended first (or had ended), nil
+// otherwise.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }

@@ -39,3 +39,21 @@ func TestRunCallsEveryIntervalAndStopsWithItsContext(t *testing.T) {
 		t.Errorf("Run: got %v, want context.Canceled", err)
 	}
 }
+
+// TestSleepWaitsOrStopsWithItsContext: Sleep returns nil once d has passed, ctx's error at once when
+// ctx ends first, and ctx's error without waiting when ctx had ended.
+func TestSleepWaitsOrStopsWithItsContext(t *testing.T) {
+	t.Parallel()
+	start := time.Now()
+	if err := periodic.Sleep(context.Background(), 20*time.Millisecond); err != nil || time.Since(start) < 20*time.Millisecond {
+		t.Errorf("Sleep(20ms) = %v after %v, want nil after 20ms", err, time.Since(start))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	if err := periodic.Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("Sleep(1h) cancelled = %v, want context.Canceled", err)
+	}
+	if err := periodic.Sleep(ctx, 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("Sleep(0) on an ended context = %v, want context.Canceled", err)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/trustlayer/trustlayer/pkg/periodic"
 )
 
 // userAgent identifies the fetcher to servers that log it, unless the caller sets its own.
@@ -99,7 +101,7 @@ func New(p Policy, opts ...Option) *Client {
 		backoffBase:   DefaultBackoffBase,
 		backoffMax:    DefaultBackoffMax,
 		maxRetryAfter: DefaultMaxRetryAfter,
-		sleep:         sleepCtx,
+		sleep:         periodic.Sleep,
 	}
 	for _, opt := range opts {
 		if opt != nil {

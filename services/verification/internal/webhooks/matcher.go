@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/trustlayer/trustlayer/pkg/periodic"
 	"github.com/trustlayer/trustlayer/services/verification/internal/fault"
 )
 
@@ -78,7 +80,7 @@ func (s *Service) matchLoop(ctx context.Context) {
 			if ctx.Err() == nil {
 				s.log.Warn("webhook matcher: change not matched; will retry", "error", err, "retry_in", backoff.String())
 			}
-			sleep(ctx, backoff)
+			_ = periodic.Sleep(ctx, backoff) // the loop's condition sees ctx end
 			backoff = min(2*backoff, 30*time.Second)
 			s.Wake()
 		case found:
@@ -102,13 +104,6 @@ func (s *Service) Wake() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
 	}
 }
 
