@@ -29,6 +29,23 @@ func migratedPool(t *testing.T) *pgxpool.Pool {
 	return pgtest.NewPool(t, outbox.Migrations())
 }
 
+// sharedBus connects to the shared NATS server under the test's own namespace and creates the test
+// stream, deleted when the test ends.
+func sharedBus(t *testing.T) (*bus.Bus, jetstream.Stream) {
+	t.Helper()
+	b, err := bus.Connect(natstest.URL(), natstest.Namespace(t), "outbox-test", quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	stream, err := b.EnsureStream(context.Background(), testStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.JS.DeleteStream(context.Background(), b.StreamName(testStream.Name)) })
+	return b, stream
+}
+
 // enqueue writes one event in its own transaction, as a use case would with its state change.
 func enqueue(t *testing.T, pool *pgxpool.Pool, i int) uuid.UUID {
 	t.Helper()
@@ -141,16 +158,7 @@ func TestRepublishIsDroppedByMsgID(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := migratedPool(t)
-	b, err := bus.Connect(natstest.URL(), natstest.Namespace(t), "outbox-test", quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	stream, err := b.EnsureStream(ctx, testStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.JS.DeleteStream(context.Background(), b.StreamName(testStream.Name)) })
+	b, stream := sharedBus(t)
 	relay := outbox.NewRelay(pool, b.JS, b.Subject, quiet)
 
 	id := enqueue(t, pool, 1)
@@ -224,16 +232,7 @@ func TestNotificationWakesTheRelay(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pool := migratedPool(t)
-	b, err := bus.Connect(natstest.URL(), natstest.Namespace(t), "outbox-test", quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	stream, err := b.EnsureStream(ctx, testStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.JS.DeleteStream(context.Background(), b.StreamName(testStream.Name)) })
+	b, stream := sharedBus(t)
 	relay := outbox.NewRelay(pool, b.JS, b.Subject, quiet, outbox.WithPollInterval(time.Hour))
 	done := make(chan error, 1)
 	go func() { done <- relay.Run(ctx) }()
@@ -276,16 +275,7 @@ func TestGatherPublishesTogether(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	b, err := bus.Connect(natstest.URL(), natstest.Namespace(t), "outbox-test", quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	stream, err := b.EnsureStream(ctx, testStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.JS.DeleteStream(context.Background(), b.StreamName(testStream.Name)) })
+	b, stream := sharedBus(t)
 	publishedApart := func(opts ...outbox.RelayOption) bool {
 		pool := migratedPool(t)
 		relay := outbox.NewRelay(pool, b.JS, b.Subject, quiet, append(opts, outbox.WithPollInterval(time.Hour))...)
@@ -321,16 +311,7 @@ func TestQueueAllKeepsOrder(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := migratedPool(t)
-	b, err := bus.Connect(natstest.URL(), natstest.Namespace(t), "outbox-test", quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	stream, err := b.EnsureStream(ctx, testStream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.JS.DeleteStream(context.Background(), b.StreamName(testStream.Name)) })
+	b, stream := sharedBus(t)
 
 	var evs []outbox.Event
 	for i := range 250 {
