@@ -14,13 +14,14 @@ import (
 // serviceStages splits the service's commit-to-POST delay of the open loop's deliveries into the
 // pipeline's stages, from the times its tables keep (one clock: the bench, the service and PostgreSQL
 // share the machine): the start of the matcher's transaction, and the start of the first attempt's
-// POST.
+// POST. The first stage starts with the change's INSERT (the outbox keeps its statement's time, not
+// its commit's), so it includes the change's own commit, which the end-to-end delay does not.
 func serviceStages(ctx context.Context, pool *pgxpool.Pool, changes []string) (string, error) {
 	stages := []struct {
 		name string
 		d    []time.Duration
 	}{
-		{name: "commit -> matcher transaction"},
+		{name: "change inserted -> matcher transaction (commit included)"},
 		{name: "matcher transaction -> first attempt's POST"},
 	}
 	rows, err := pool.Query(ctx, `
