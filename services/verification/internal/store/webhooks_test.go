@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
 
@@ -288,6 +289,59 @@ func TestWebhookRecordsAreImmutable(t *testing.T) {
 		if _, err := pool.Exec(ctx, q); err == nil {
 			t.Errorf("%s: succeeded, want the trigger to reject it", q)
 		}
+	}
+}
+
+// restrictViolation is the SQLSTATE the removal guards raise.
+const restrictViolation = "23001"
+
+// TestWebhookReferencedRowsAreNeverRemoved: endpoints and deliveries, which delivery records point to
+// without a foreign key, refuse DELETE and TRUNCATE, so that no record is left pointing at nothing.
+func TestWebhookReferencedRowsAreNeverRemoved(t *testing.T) {
+	t.Parallel()
+	pool, s, _ := webhookFixture(t)
+	ctx := context.Background()
+	record(t, s, pool)
+	for _, q := range []string{
+		`DELETE FROM webhook_endpoints`,
+		`DELETE FROM webhook_deliveries`,
+		`TRUNCATE webhook_endpoints`,
+		`TRUNCATE webhook_deliveries CASCADE`,
+	} {
+		var pgErr *pgconn.PgError
+		if _, err := pool.Exec(ctx, q); !errors.As(err, &pgErr) || pgErr.Code != restrictViolation {
+			t.Errorf("%s: %v, want it rejected with %s", q, err, restrictViolation)
+		}
+	}
+	var endpoints, deliveries int
+	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM webhook_endpoints), (SELECT count(*) FROM webhook_deliveries)`).Scan(&endpoints, &deliveries); err != nil {
+		t.Fatal(err)
+	}
+	if endpoints != 1 || deliveries != 1 {
+		t.Errorf("after the rejected removals: %d endpoints, %d deliveries; want 1 and 1", endpoints, deliveries)
+	}
+}
+
+// TestMatchingLocksNoEndpointRow: recording a change's deliveries takes no lock on its endpoints'
+// rows, so that matchers of concurrent changes to the same endpoints do not queue on them, and a
+// transaction holding an endpoint's row does not hold up its deliveries.
+func TestMatchingLocksNoEndpointRow(t *testing.T) {
+	t.Parallel()
+	pool, s, e := webhookFixture(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	if _, err := tx.Exec(ctx, `SELECT FROM webhook_endpoints WHERE id = $1 FOR UPDATE`, e.ID); err != nil {
+		t.Fatal(err)
+	}
+	queueChange(t, pool, uuid.NewString())
+	var claims []webhooks.Claim
+	if found, err := s.MatchNext(ctx, func() {}, eventOf, time.Minute, sendNothing(&claims)); err != nil || !found || len(claims) != 1 {
+		t.Fatalf("MatchNext with the endpoint's row locked = %v, %v, %v; want 1 delivery recorded", claims, found, err)
 	}
 }
 
