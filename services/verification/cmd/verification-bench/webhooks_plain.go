@@ -38,11 +38,62 @@ CREATE TABLE plain_attempts (
     attempted_at timestamptz NOT NULL
 );`
 
+// plainServiceRecords is what the baseline adds with -webhook-baseline-record service: the records the
+// service keeps of a change, with the service's columns, keys and indexes (migrations 00003 and 00019),
+// written plainly: the change's id in an inbox, its event, one delivery per endpoint as its attempt
+// left it, and that attempt (instead of plain_attempts).
+const plainServiceRecords = `
+CREATE TABLE plain_inbox (change_id text PRIMARY KEY, received_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE plain_events (
+    id         uuid PRIMARY KEY,
+    change_id  text        NOT NULL UNIQUE,
+    type       text        NOT NULL,
+    payload    bytea       NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE plain_deliveries (
+    id              uuid PRIMARY KEY,
+    organization_id uuid        NOT NULL,
+    endpoint_id     uuid        NOT NULL,
+    event_id        uuid        NOT NULL,
+    replay_of       uuid REFERENCES plain_deliveries (id),
+    status          text        NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed', 'exhausted')),
+    failure_reason  text,
+    attempt_count   integer     NOT NULL DEFAULT 0,
+    last_status     integer     NOT NULL DEFAULT 0,
+    next_attempt_at timestamptz,
+    due_at          timestamptz,
+    lease_until     timestamptz,
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    updated_at      timestamptz NOT NULL DEFAULT now(),
+    CHECK ((status = 'pending') = (due_at IS NOT NULL))
+) WITH (fillfactor = 70);
+CREATE INDEX plain_deliveries_endpoint ON plain_deliveries (endpoint_id, id DESC);
+CREATE INDEX plain_deliveries_due ON plain_deliveries (due_at) WHERE status = 'pending';
+CREATE TABLE plain_service_attempts (
+    delivery_id      uuid        NOT NULL,
+    attempt          integer     NOT NULL CHECK (attempt > 0),
+    status_code      integer     NOT NULL,
+    latency_ms       bigint      NOT NULL,
+    error            text        NOT NULL DEFAULT '',
+    response_excerpt text        NOT NULL DEFAULT '' CHECK (octet_length(response_excerpt) <= 1024),
+    started_at       timestamptz NOT NULL,
+    finished_at      timestamptz NOT NULL,
+    PRIMARY KEY (delivery_id, attempt)
+);`
+
+// Records a plain baseline keeps (-webhook-baseline-record).
+const (
+	recordAttempts = "attempts" // one attempt row per delivery: the target's baseline
+	recordService  = "service"  // the service's records of a change (plainServiceRecords)
+)
+
 // plainDelivery is the baseline the fan-out is measured against: the same durable work (the change
 // committed with a wake-up, one attempt row per delivery, a signed POST to each receiver, the
 // change marked delivered) by plain goroutines on PostgreSQL, with no outbox relay, broker or
 // delivery jobs. It runs in the bench's process, beside the receivers of both.
 type plainDelivery struct {
+	record    string // recordAttempts or recordService
 	pool      *pgxpool.Pool
 	drop      func()
 	sink      *webhookSink
@@ -54,8 +105,9 @@ type plainDelivery struct {
 }
 
 type plainEndpoint struct {
-	url string
-	wh  *standardwebhooks.Webhook
+	id, organization uuid.UUID // the delivery's columns, with -webhook-baseline-record service
+	url              string
+	wh               *standardwebhooks.Webhook
 }
 
 // workersOf is the service's webhook workers as the bench configured them (its default: 64).
@@ -66,8 +118,9 @@ func workersOf(env map[string]string) int {
 	return 64
 }
 
-// startPlainDelivery starts the baseline with fanout receivers and workers goroutines.
-func startPlainDelivery(ctx context.Context, adminURL string, fanout, workers int) (*plainDelivery, error) {
+// startPlainDelivery starts the baseline with fanout receivers and workers goroutines, keeping the
+// records record names.
+func startPlainDelivery(ctx context.Context, adminURL, record string, fanout, workers int) (*plainDelivery, error) {
 	dbURL, drop, err := loadtest.TempDatabase(ctx, adminURL, "verification_whplain")
 	if err != nil {
 		return nil, err
@@ -77,9 +130,13 @@ func startPlainDelivery(ctx context.Context, adminURL string, fanout, workers in
 		drop()
 		return nil, err
 	}
-	d := &plainDelivery{pool: pool, drop: drop, sink: newWebhookSink(), client: loadtest.NewClient(workers*fanout, 30*time.Second),
+	d := &plainDelivery{record: record, pool: pool, drop: drop, sink: newWebhookSink(), client: loadtest.NewClient(workers*fanout, 30*time.Second),
 		wake: make(chan struct{}, 1)}
-	if _, err := pool.Exec(ctx, plainSchema); err != nil {
+	schema := plainSchema
+	if record == recordService {
+		schema += plainServiceRecords
+	}
+	if _, err := pool.Exec(ctx, schema); err != nil {
 		d.close()
 		return nil, err
 	}
@@ -96,7 +153,7 @@ func startPlainDelivery(ctx context.Context, adminURL string, fanout, workers in
 			d.close()
 			return nil, err
 		}
-		d.endpoints = append(d.endpoints, plainEndpoint{url: "http://" + addr + "/hook", wh: wh})
+		d.endpoints = append(d.endpoints, plainEndpoint{id: uuid.New(), organization: uuid.New(), url: "http://" + addr + "/hook", wh: wh})
 	}
 	run, stop := context.WithCancel(context.Background())
 	d.stop = stop
@@ -198,25 +255,57 @@ func (d *plainDelivery) deliverOne(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	d.signal() // the next change, if any, is another worker's
+	started := time.Now()
 	statuses := make([]int, len(d.endpoints))
 	var wg sync.WaitGroup
 	for i, ep := range d.endpoints {
 		wg.Go(func() { statuses[i] = d.post(ctx, ep, id.String(), payload) })
 	}
 	wg.Wait()
-	now := time.Now()
-	rows := make([][]any, len(statuses))
-	for i, status := range statuses {
-		rows[i] = []any{id, i, status, now}
-	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"plain_attempts"}, []string{"change_id", "endpoint", "status", "attempted_at"},
-		pgx.CopyFromRows(rows)); err != nil {
+	if err := d.keep(ctx, tx, id, payload, statuses, started); err != nil {
 		return false, err
 	}
 	if _, err := tx.Exec(ctx, `UPDATE plain_changes SET delivered_at = now() WHERE id = $1`, id); err != nil {
 		return false, err
 	}
 	return true, tx.Commit(ctx)
+}
+
+// keep writes the records of a change whose POSTs got statuses (0: no answer), in tx.
+func (d *plainDelivery) keep(ctx context.Context, tx pgx.Tx, id uuid.UUID, payload []byte, statuses []int, started time.Time) error {
+	now := time.Now()
+	if d.record != recordService {
+		rows := make([][]any, len(statuses))
+		for i, status := range statuses {
+			rows[i] = []any{id, i, status, now}
+		}
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"plain_attempts"}, []string{"change_id", "endpoint", "status", "attempted_at"},
+			pgx.CopyFromRows(rows))
+		return err
+	}
+	eventID := uuid.New()
+	if _, err := tx.Exec(ctx, `WITH i AS (INSERT INTO plain_inbox (change_id) VALUES ($1))
+		INSERT INTO plain_events (id, change_id, type, payload) VALUES ($2, $1, 'intel.change', $3)`, id.String(), eventID, payload); err != nil {
+		return err
+	}
+	deliveries, attempts := make([][]any, len(statuses)), make([][]any, len(statuses))
+	latency := now.Sub(started).Milliseconds()
+	for i, status := range statuses {
+		deliveryID, state := uuid.Must(uuid.NewV7()), "succeeded"
+		if status < 200 || status > 299 {
+			state = "failed"
+		}
+		ep := d.endpoints[i]
+		deliveries[i] = []any{deliveryID, ep.organization, ep.id, eventID, state, int32(1), int32(status)}
+		attempts[i] = []any{deliveryID, int32(1), int32(status), latency, started, now}
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"plain_deliveries"},
+		[]string{"id", "organization_id", "endpoint_id", "event_id", "status", "attempt_count", "last_status"}, pgx.CopyFromRows(deliveries)); err != nil {
+		return err
+	}
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"plain_service_attempts"},
+		[]string{"delivery_id", "attempt", "status_code", "latency_ms", "started_at", "finished_at"}, pgx.CopyFromRows(attempts))
+	return err
 }
 
 // post sends one signed delivery and returns its status (0: no answer).
