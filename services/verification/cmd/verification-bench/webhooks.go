@@ -156,7 +156,15 @@ func runWebhooks(ctx context.Context, c config, w webhookConfig, out io.Writer) 
 	fmt.Fprintf(out, "\nwebhooks: fan-out %d (one organization, watch, endpoint and loopback receiver each), service workers %s, load average %s\n",
 		w.fanout, orDefault(env["VERIFICATION_WEBHOOK_WORKERS"], "default"), loadAverage())
 
-	base, err := startPlainDelivery(ctx, c.adminURL, w.record, w.fanout, workersOf(env))
+	migrate := func(dbURL string) error {
+		return app.Main(ctx, []string{"migrate"}, func(k string) string {
+			if k == "VERIFICATION_DATABASE_URL" {
+				return dbURL
+			}
+			return env[k]
+		}, io.Discard)
+	}
+	base, err := startPlainDelivery(ctx, c.adminURL, w.record, migrate, w.fanout, workersOf(env))
 	if err != nil {
 		return fmt.Errorf("plain baseline: %w", err)
 	}

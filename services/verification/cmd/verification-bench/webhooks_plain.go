@@ -38,54 +38,10 @@ CREATE TABLE plain_attempts (
     attempted_at timestamptz NOT NULL
 );`
 
-// plainServiceRecords is what the baseline adds with -webhook-baseline-record service: the records the
-// service keeps of a change, with the service's columns, keys and indexes (migrations 00003 and 00019),
-// written plainly: the change's id in an inbox, its event, one delivery per endpoint as its attempt
-// left it, and that attempt (instead of plain_attempts).
-const plainServiceRecords = `
-CREATE TABLE plain_inbox (change_id text PRIMARY KEY, received_at timestamptz NOT NULL DEFAULT now());
-CREATE TABLE plain_events (
-    id         uuid PRIMARY KEY,
-    change_id  text        NOT NULL UNIQUE,
-    type       text        NOT NULL,
-    payload    bytea       NOT NULL,
-    created_at timestamptz NOT NULL DEFAULT now()
-);
-CREATE TABLE plain_deliveries (
-    id              uuid PRIMARY KEY,
-    organization_id uuid        NOT NULL,
-    endpoint_id     uuid        NOT NULL,
-    event_id        uuid        NOT NULL,
-    replay_of       uuid REFERENCES plain_deliveries (id),
-    status          text        NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed', 'exhausted')),
-    failure_reason  text,
-    attempt_count   integer     NOT NULL DEFAULT 0,
-    last_status     integer     NOT NULL DEFAULT 0,
-    next_attempt_at timestamptz,
-    due_at          timestamptz,
-    lease_until     timestamptz,
-    created_at      timestamptz NOT NULL DEFAULT now(),
-    updated_at      timestamptz NOT NULL DEFAULT now(),
-    CHECK ((status = 'pending') = (due_at IS NOT NULL))
-) WITH (fillfactor = 70);
-CREATE INDEX plain_deliveries_endpoint ON plain_deliveries (endpoint_id, id DESC);
-CREATE INDEX plain_deliveries_due ON plain_deliveries (due_at) WHERE status = 'pending';
-CREATE TABLE plain_service_attempts (
-    delivery_id      uuid        NOT NULL,
-    attempt          integer     NOT NULL CHECK (attempt > 0),
-    status_code      integer     NOT NULL,
-    latency_ms       bigint      NOT NULL,
-    error            text        NOT NULL DEFAULT '',
-    response_excerpt text        NOT NULL DEFAULT '' CHECK (octet_length(response_excerpt) <= 1024),
-    started_at       timestamptz NOT NULL,
-    finished_at      timestamptz NOT NULL,
-    PRIMARY KEY (delivery_id, attempt)
-);`
-
 // Records a plain baseline keeps (-webhook-baseline-record).
 const (
 	recordAttempts = "attempts" // one attempt row per delivery: the target's baseline
-	recordService  = "service"  // the service's records of a change (plainServiceRecords)
+	recordService  = "service"  // the service's records of a change, in the service's own tables
 )
 
 // plainDelivery is the baseline the fan-out is measured against: the same durable work (the change
@@ -119,8 +75,9 @@ func workersOf(env map[string]string) int {
 }
 
 // startPlainDelivery starts the baseline with fanout receivers and workers goroutines, keeping the
-// records record names.
-func startPlainDelivery(ctx context.Context, adminURL, record string, fanout, workers int) (*plainDelivery, error) {
+// records record names; with recordService, migrate applies the service's migrations to the
+// baseline's database, whose webhook tables (their keys, indexes and triggers) it then writes.
+func startPlainDelivery(ctx context.Context, adminURL, record string, migrate func(dbURL string) error, fanout, workers int) (*plainDelivery, error) {
 	dbURL, drop, err := loadtest.TempDatabase(ctx, adminURL, "verification_whplain")
 	if err != nil {
 		return nil, err
@@ -132,11 +89,13 @@ func startPlainDelivery(ctx context.Context, adminURL, record string, fanout, wo
 	}
 	d := &plainDelivery{record: record, pool: pool, drop: drop, sink: newWebhookSink(), client: loadtest.NewClient(workers*fanout, 30*time.Second),
 		wake: make(chan struct{}, 1)}
-	schema := plainSchema
 	if record == recordService {
-		schema += plainServiceRecords
+		if err := migrate(dbURL); err != nil {
+			d.close()
+			return nil, err
+		}
 	}
-	if _, err := pool.Exec(ctx, schema); err != nil {
+	if _, err := pool.Exec(ctx, plainSchema); err != nil {
 		d.close()
 		return nil, err
 	}
@@ -284,8 +243,8 @@ func (d *plainDelivery) keep(ctx context.Context, tx pgx.Tx, id uuid.UUID, paylo
 		return err
 	}
 	eventID := uuid.New()
-	if _, err := tx.Exec(ctx, `WITH i AS (INSERT INTO plain_inbox (change_id) VALUES ($1))
-		INSERT INTO plain_events (id, change_id, type, payload) VALUES ($2, $1, 'intel.change', $3)`, id.String(), eventID, payload); err != nil {
+	if _, err := tx.Exec(ctx, `WITH i AS (INSERT INTO webhook_inbox (change_id) VALUES ($1))
+		INSERT INTO webhook_events (id, change_id, type, payload) VALUES ($2, $1, 'intel.change', $3)`, id.String(), eventID, payload); err != nil {
 		return err
 	}
 	deliveries, attempts := make([][]any, len(statuses)), make([][]any, len(statuses))
@@ -299,11 +258,11 @@ func (d *plainDelivery) keep(ctx context.Context, tx pgx.Tx, id uuid.UUID, paylo
 		deliveries[i] = []any{deliveryID, ep.organization, ep.id, eventID, state, int32(1), int32(status)}
 		attempts[i] = []any{deliveryID, int32(1), int32(status), latency, started, now}
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"plain_deliveries"},
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"webhook_deliveries"},
 		[]string{"id", "organization_id", "endpoint_id", "event_id", "status", "attempt_count", "last_status"}, pgx.CopyFromRows(deliveries)); err != nil {
 		return err
 	}
-	_, err := tx.CopyFrom(ctx, pgx.Identifier{"plain_service_attempts"},
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"webhook_attempts"},
 		[]string{"delivery_id", "attempt", "status_code", "latency_ms", "started_at", "finished_at"}, pgx.CopyFromRows(attempts))
 	return err
 }
