@@ -57,7 +57,9 @@ type webhookConfig struct {
 	duration      time.Duration
 	rounds        int
 	workers       int
-	record        string
+	// serviceRecords makes the plain baseline keep the service's records of a change rather than an
+	// attempt row per delivery (plainDelivery).
+	serviceRecords bool
 }
 
 // webhookFlags registers the webhook bench's flags; call it before flag.Parse.
@@ -70,8 +72,8 @@ func webhookFlags() *webhookConfig {
 	flag.DurationVar(&w.duration, "webhook-duration", 10*time.Second, "length of each open-loop run at half the saturation rate")
 	flag.IntVar(&w.rounds, "webhook-rounds", 3, "open-loop rounds, each a service run and a baseline run; the verdict compares the median p99s")
 	flag.IntVar(&w.workers, "webhook-workers", 0, "VERIFICATION_WEBHOOK_WORKERS of the service (0: its default)")
-	flag.StringVar(&w.record, "webhook-baseline-record", recordAttempts,
-		"what the plain baseline records of a change: attempts (one row per delivery, the target's baseline) or service (the service's inbox, event, deliveries and attempts)")
+	flag.BoolVar(&w.serviceRecords, "webhook-baseline-service-records", false,
+		"the plain baseline keeps the service's inbox, event, deliveries and attempts of each change, in the service's own tables, instead of an attempt row per delivery (the target's baseline)")
 	return w
 }
 
@@ -87,9 +89,6 @@ func runAll(ctx context.Context, c config, w *webhookConfig, out io.Writer) erro
 	}
 	if w.fanout < 1 || w.changes < 1 || w.duration <= 0 || w.rounds < 1 || w.workers < 0 {
 		return errors.New("want -webhook-fanout, -webhook-changes, -webhook-duration and -webhook-rounds positive, -webhook-workers >= 0")
-	}
-	if w.record != recordAttempts && w.record != recordService {
-		return fmt.Errorf("-webhook-baseline-record %q: want %s or %s", w.record, recordAttempts, recordService)
 	}
 	return runWebhooks(ctx, c, *w, out)
 }
@@ -116,7 +115,15 @@ func runWebhooks(ctx context.Context, c config, w webhookConfig, out io.Writer) 
 	if w.workers > 0 {
 		env["VERIFICATION_WEBHOOK_WORKERS"] = strconv.Itoa(w.workers)
 	}
-	if err := app.Main(ctx, []string{"migrate"}, func(k string) string { return env[k] }, io.Discard); err != nil {
+	migrate := func(dbURL string) error {
+		return app.Main(ctx, []string{"migrate"}, func(k string) string {
+			if k == "VERIFICATION_DATABASE_URL" {
+				return dbURL
+			}
+			return env[k]
+		}, io.Discard)
+	}
+	if err := migrate(dbURL); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	if _, err := seed(ctx, dbURL, seedSpec{Servers: 1, History: 2, Span: 24 * time.Hour}); err != nil {
@@ -156,15 +163,11 @@ func runWebhooks(ctx context.Context, c config, w webhookConfig, out io.Writer) 
 	fmt.Fprintf(out, "\nwebhooks: fan-out %d (one organization, watch, endpoint and loopback receiver each), service workers %s, load average %s\n",
 		w.fanout, orDefault(env["VERIFICATION_WEBHOOK_WORKERS"], "default"), loadAverage())
 
-	migrate := func(dbURL string) error {
-		return app.Main(ctx, []string{"migrate"}, func(k string) string {
-			if k == "VERIFICATION_DATABASE_URL" {
-				return dbURL
-			}
-			return env[k]
-		}, io.Discard)
+	var baseMigrate func(string) error // the baseline's own tables only
+	if w.serviceRecords {
+		baseMigrate = migrate
 	}
-	base, err := startPlainDelivery(ctx, c.adminURL, w.record, migrate, w.fanout, workersOf(env))
+	base, err := startPlainDelivery(ctx, c.adminURL, baseMigrate, w.fanout, workersOf(env))
 	if err != nil {
 		return fmt.Errorf("plain baseline: %w", err)
 	}
@@ -188,7 +191,7 @@ func runWebhooks(ctx context.Context, c config, w webhookConfig, out io.Writer) 
 	}
 	fmt.Fprintf(out, "%-60s %8.0f deliveries/s (%d changes x %d endpoints in %s)\n",
 		"saturation: changes committed at once", sat.rate(), w.changes, w.fanout, sat.elapsed.Round(time.Millisecond))
-	fmt.Fprintf(out, "%-60s %8.0f deliveries/s (%s)\n", "  plain baseline ("+baselineRecords[w.record]+", no broker)", baseSat.rate(), baseSat.elapsed.Round(time.Millisecond))
+	fmt.Fprintf(out, "%-60s %8.0f deliveries/s (%s)\n", "  plain baseline ("+baselineRecords(w.serviceRecords)+", no broker)", baseSat.rate(), baseSat.elapsed.Round(time.Millisecond))
 
 	var p99s, baseP99s []time.Duration
 	var changes []string
@@ -215,7 +218,7 @@ func runWebhooks(ctx context.Context, c config, w webhookConfig, out io.Writer) 
 	fmt.Fprint(out, stages)
 	p99, baseP99 := median(p99s), median(baseP99s)
 	fmt.Fprintf(out, "%-60s service %s, baseline %s\n", fmt.Sprintf("median p99 of %d open-loop rounds", w.rounds), ms(p99), ms(baseP99))
-	fmt.Fprintf(out, "%-60s throughput %.2fx (target >= 0.70), p99 %.2fx (target <= 2.00)\n", "fan-out against the plain baseline ("+w.record+"), same run",
+	fmt.Fprintf(out, "%-60s throughput %.2fx (target >= 0.70), p99 %.2fx (target <= 2.00)\n", "fan-out against the plain baseline ("+baselineRecords(w.serviceRecords)+"), same run",
 		sat.rate()/baseSat.rate(), float64(p99)/float64(baseP99))
 	fmt.Fprintf(out, "%-60s %d bad signatures, %d duplicate deliveries (baseline: %d, %d)\n", "receivers",
 		k.badSignatures.Load(), k.duplicates.Load(), base.sink.badSignatures.Load(), base.sink.duplicates.Load())
@@ -226,8 +229,13 @@ func runWebhooks(ctx context.Context, c config, w webhookConfig, out io.Writer) 
 	return nil
 }
 
-// baselineRecords describes what the plain baseline records, by -webhook-baseline-record.
-var baselineRecords = map[string]string{recordAttempts: "an attempt row per delivery", recordService: "the service's records"}
+// baselineRecords describes what the plain baseline records (-webhook-baseline-service-records).
+func baselineRecords(service bool) string {
+	if service {
+		return "the service's records"
+	}
+	return "an attempt row per delivery"
+}
 
 // webhookSink is the receivers: one loopback HTTP server per endpoint, which verifies each
 // delivery's signature and notes when it arrived.

@@ -38,30 +38,26 @@ CREATE TABLE plain_attempts (
     attempted_at timestamptz NOT NULL
 );`
 
-// Records a plain baseline keeps (-webhook-baseline-record).
-const (
-	recordAttempts = "attempts" // one attempt row per delivery: the target's baseline
-	recordService  = "service"  // the service's records of a change, in the service's own tables
-)
-
 // plainDelivery is the baseline the fan-out is measured against: the same durable work (the change
 // committed with a wake-up, one attempt row per delivery, a signed POST to each receiver, the
 // change marked delivered) by plain goroutines on PostgreSQL, with no outbox relay, broker or
-// delivery jobs. It runs in the bench's process, beside the receivers of both.
+// delivery jobs. It runs in the bench's process, beside the receivers of both. With
+// -webhook-baseline-service-records it keeps, instead of the attempt rows, the service's records of
+// each change (inbox, event, deliveries, attempts) in the service's own tables.
 type plainDelivery struct {
-	record    string // recordAttempts or recordService
-	pool      *pgxpool.Pool
-	drop      func()
-	sink      *webhookSink
-	endpoints []plainEndpoint
-	client    *http.Client
-	wake      chan struct{}
-	stop      context.CancelFunc
-	wg        sync.WaitGroup
+	serviceRecords bool
+	pool           *pgxpool.Pool
+	drop           func()
+	sink           *webhookSink
+	endpoints      []plainEndpoint
+	client         *http.Client
+	wake           chan struct{}
+	stop           context.CancelFunc
+	wg             sync.WaitGroup
 }
 
 type plainEndpoint struct {
-	id, organization uuid.UUID // the delivery's columns, with -webhook-baseline-record service
+	id, organization uuid.UUID // the delivery's columns, with service records
 	url              string
 	wh               *standardwebhooks.Webhook
 }
@@ -74,10 +70,10 @@ func workersOf(env map[string]string) int {
 	return 64
 }
 
-// startPlainDelivery starts the baseline with fanout receivers and workers goroutines, keeping the
-// records record names; with recordService, migrate applies the service's migrations to the
-// baseline's database, whose webhook tables (their keys, indexes and triggers) it then writes.
-func startPlainDelivery(ctx context.Context, adminURL, record string, migrate func(dbURL string) error, fanout, workers int) (*plainDelivery, error) {
+// startPlainDelivery starts the baseline with fanout receivers and workers goroutines. Given
+// migrate, it applies the service's migrations to the baseline's database and keeps the service's
+// records in its webhook tables (their keys, indexes and triggers); else an attempt row per delivery.
+func startPlainDelivery(ctx context.Context, adminURL string, migrate func(dbURL string) error, fanout, workers int) (*plainDelivery, error) {
 	dbURL, drop, err := loadtest.TempDatabase(ctx, adminURL, "verification_whplain")
 	if err != nil {
 		return nil, err
@@ -87,9 +83,9 @@ func startPlainDelivery(ctx context.Context, adminURL, record string, migrate fu
 		drop()
 		return nil, err
 	}
-	d := &plainDelivery{record: record, pool: pool, drop: drop, sink: newWebhookSink(), client: loadtest.NewClient(workers*fanout, 30*time.Second),
+	d := &plainDelivery{serviceRecords: migrate != nil, pool: pool, drop: drop, sink: newWebhookSink(), client: loadtest.NewClient(workers*fanout, 30*time.Second),
 		wake: make(chan struct{}, 1)}
-	if record == recordService {
+	if migrate != nil {
 		if err := migrate(dbURL); err != nil {
 			d.close()
 			return nil, err
@@ -233,7 +229,7 @@ func (d *plainDelivery) deliverOne(ctx context.Context) (bool, error) {
 // keep writes the records of a change whose POSTs got statuses (0: no answer), in tx.
 func (d *plainDelivery) keep(ctx context.Context, tx pgx.Tx, id uuid.UUID, payload []byte, statuses []int, started time.Time) error {
 	now := time.Now()
-	if d.record != recordService {
+	if !d.serviceRecords {
 		rows := make([][]any, len(statuses))
 		for i, status := range statuses {
 			rows[i] = []any{id, i, status, now}
